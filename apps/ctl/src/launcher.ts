@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { loadConfig } from "@cm/config";
+import { connect, migrate } from "@cm/db";
+import { demoCommand } from "./commands/demo";
+
+const ROOT = join(__dirname, "..", "..", "..");
+const READY_TIMEOUT_MS = 30_000;
+
+function startProcess(name: string, script: string): ChildProcess {
+  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: "inherit", env: process.env });
+  child.on("exit", (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited unexpectedly (${signal ?? code}); stopping`);
+      void stop(1);
+    }
+  });
+  return child;
+}
+
+let stopping = false;
+const children: ChildProcess[] = [];
+
+async function stop(exitCode: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const exits = children
+    .filter((child) => child.exitCode === null && child.signalCode === null)
+    .map((child) => new Promise((resolve) => child.once("exit", resolve)));
+  for (const child of children) child.kill("SIGTERM");
+  await Promise.all(exits);
+  process.exit(exitCode);
+}
+
+async function waitUntilReady(url: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const response = await fetch(`${url}/readyz`).catch(() => null);
+    if (response?.ok) return;
+    await sleep(200);
+  }
+  throw new Error(`gateway not ready at ${url} after ${READY_TIMEOUT_MS / 1000}s`);
+}
+
+/** `npm start`: migrations, one gateway, one worker and the demo project, for a local try-out. */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-launcher" });
+  try {
+    const migrated = await migrate(sql);
+    console.log(`migrations applied: ${migrated.length === 0 ? "none needed" : migrated.join(", ")}`);
+  } catch (error) {
+    await sql.end();
+    throw error;
+  }
+
+  process.once("SIGINT", () => void stop(0));
+  process.once("SIGTERM", () => void stop(0));
+  children.push(startProcess("gateway", "apps/gateway/dist/main.js"));
+  children.push(startProcess("worker", "apps/worker/dist/main.js"));
+
+  const url = `http://127.0.0.1:${config.port}`;
+  await waitUntilReady(url);
+  const demo = await demoCommand(sql);
+  await sql.end();
+
+  console.log(`
+The service is running at ${url}/api/v2   (Ctrl-C stops it)
+
+Demo project ${demo.project.id} "${demo.project.name}"
+  auth_token (identify): ${demo.auth_token}
+  api_key (all permissions): ${demo.api_key}
+
+Try it:
+  curl -s -X POST '${url}/api/v2/users/track?auth_token=${demo.auth_token}' \\
+       -H 'Content-Type: application/json' -d '{"id":"user-1","email":"ada@example.com","data":{"plan":"pro"}}'
+  curl -s ${url}/api/v2/users/user-1 -H 'Authorization: Bearer ${demo.api_key}'
+`);
+}
+
+main().catch((error: unknown) => {
+  console.error(`launcher failed: ${error instanceof Error ? error.message : String(error)}`);
+  void stop(1).then(() => process.exit(1));
+});

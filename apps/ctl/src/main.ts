@@ -1,0 +1,71 @@
+import { parseArgs } from "node:util";
+import { loadConfig } from "@cm/config";
+import { connect } from "@cm/db";
+import { CliError, integerOption, requireOption } from "./cli-error";
+import { demoCommand } from "./commands/demo";
+import { createKeyCommand, parsePermissions } from "./commands/key";
+import { migrateCommand } from "./commands/migrate";
+import { createProjectCommand } from "./commands/project";
+import { createTopicCommand } from "./commands/topic";
+
+const USAGE = `usage: ctl <command>
+  migrate
+  project create --name NAME
+  key create --project ID --permissions p1,p2
+  topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
+  demo`;
+
+const OPTIONS = {
+  name: { type: "string" },
+  project: { type: "string" },
+  permissions: { type: "string" },
+  description: { type: "string" },
+  "default-status": { type: "string" },
+} as const;
+
+async function run(argv: string[]): Promise<unknown> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
+  }
+  const { values, positionals } = parsed;
+  const command = positionals.join(" ");
+  const sql = connect(loadConfig().databaseUrl, { max: 1, applicationName: "cm-ctl" });
+  try {
+    switch (command) {
+      case "migrate":
+        return await migrateCommand(sql);
+      case "project create":
+        return await createProjectCommand(sql, requireOption(values, "name"));
+      case "key create":
+        if (values.permissions === undefined) throw new CliError("--permissions is required", 2);
+        return await createKeyCommand(sql, integerOption(values, "project"), parsePermissions(values.permissions));
+      case "topic create":
+        return await createTopicCommand(sql, {
+          projectId: integerOption(values, "project"),
+          name: requireOption(values, "name"),
+          description: values.description ?? null,
+          defaultStatus: values["default-status"] ?? "subscribed",
+        });
+      case "demo":
+        return await demoCommand(sql);
+      default:
+        throw new CliError(command === "" ? USAGE : `unknown command "${command}"\n${USAGE}`, 2);
+    }
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (result) => {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`error: ${message}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  },
+);

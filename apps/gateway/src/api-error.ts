@@ -1,0 +1,48 @@
+/** Which family of error bodies a route answers with: api.md has two. */
+export type ErrorStyle = "identify" | "api";
+
+export interface ProblemEntry {
+  message: string;
+  path?: string;
+}
+
+/**
+ * The one error type of the gateway. `code` is the `{error}` text of key-authenticated routes;
+ * `problems` fills `{errors:[...]}` bodies; `detail` explains a 400 to identify callers.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly options: { code?: string; problems?: ProblemEntry[]; detail?: string; retryAfterSeconds?: number } = {},
+  ) {
+    super(options.detail ?? options.problems?.map((p) => p.message).join("; ") ?? options.code ?? `HTTP ${status}`);
+  }
+
+  static unauthorized(): ApiError {
+    return new ApiError(401, { code: "unauthorized" });
+  }
+
+  static forbidden(): ApiError {
+    return new ApiError(403, { code: "forbidden" });
+  }
+
+  static notFound(): ApiError {
+    return new ApiError(404, { code: "not_found" });
+  }
+
+  static unavailable(retryAfterSeconds: number): ApiError {
+    return new ApiError(503, { code: "unavailable", retryAfterSeconds });
+  }
+
+  static badRequest(detail: string): ApiError {
+    return new ApiError(400, { detail, problems: [{ message: detail }] });
+  }
+
+  static unprocessable(problems: ProblemEntry[]): ApiError {
+    return new ApiError(422, { problems });
+  }
+
+  static conflict(message: string): ApiError {
+    return new ApiError(409, { problems: [{ message }] });
+  }
+}

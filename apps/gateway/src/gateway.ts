@@ -1,0 +1,62 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Config } from "@cm/config";
+import { connect, findCredential } from "@cm/db";
+import { identifyQueue, producerConnection } from "@cm/queue";
+import type { Logger } from "pino";
+import { createApp } from "./app";
+import { CredentialCache } from "./auth/credential-cache";
+import type { GatewayDeps } from "./deps";
+import { IdentifyBatcher } from "./identify-batcher";
+
+export interface RunningGateway {
+  server: Server;
+  url: string;
+  deps: GatewayDeps;
+  /** Graceful stop: not ready, no new connections, pending batch written, answers sent, then disconnect. */
+  stop(): Promise<void>;
+}
+
+export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
+  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
+  const redis = producerConnection(config.redisUrl);
+  redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+  const queue = identifyQueue(redis, config.queuePrefix);
+  queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
+
+  const deps: GatewayDeps = {
+    sql,
+    redis,
+    identifyQueue: queue,
+    credentials: new CredentialCache((token) => findCredential(sql, token)),
+    identifyBatcher: new IdentifyBatcher(async (events) => {
+      await queue.add("identify", { events });
+    }),
+    logger,
+    readiness: { accepting: true },
+  };
+
+  const server = createServer(createApp(deps).callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, resolve));
+  const { port } = server.address() as AddressInfo;
+
+  let stopping: Promise<void> | null = null;
+  const stop = () => {
+    stopping ??= (async () => {
+      deps.readiness.accepting = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
+      await closed;
+      clearInterval(idleSweep);
+      await deps.identifyBatcher.drain();
+      await queue.close();
+      redis.disconnect();
+      await sql.end({ timeout: 5 });
+    })();
+    return stopping;
+  };
+
+  return { server, url: `http://127.0.0.1:${port}`, deps, stop };
+}

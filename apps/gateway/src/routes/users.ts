@@ -1,0 +1,29 @@
+import { findProfile, allTopicsOfProject } from "@cm/db";
+import { profileKeyForEmail, profileKeyForId, topicSubscriptions, visibleProfile } from "@cm/domain";
+import type Router from "@koa/router";
+import { ApiError } from "../api-error";
+import { requireApiKey } from "../auth/authenticate";
+import type { GatewayDeps } from "../deps";
+import { useApiErrors } from "../middleware/error-style";
+import { applyRevision } from "../middleware/revision";
+
+/** decisions.md "Profile read": what the workers have applied so far. */
+export function userRoutes(router: Router, deps: GatewayDeps): void {
+  router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), applyRevision, async (ctx) => {
+    const ref = ctx.params.id as string;
+    const { projectId } = ctx.state.credential;
+    const stored = await findProfile(deps.sql, projectId, [profileKeyForId(ref), profileKeyForEmail(ref)]);
+    const profile = stored && visibleProfile(stored.state);
+    if (stored === null || profile === null) throw ApiError.notFound();
+    const topics = await allTopicsOfProject(deps.sql, projectId);
+    ctx.body = {
+      id: stored.externalId,
+      email: profile.email,
+      channels: profile.channels,
+      data: profile.data,
+      topics: topicSubscriptions(profile.topics, topics),
+      created_at: new Date(stored.state.createdT as number).toISOString(),
+      updated_at: stored.updatedAt.toISOString(),
+    };
+  });
+}

@@ -1,0 +1,24 @@
+import { containsNul, type IdentifyBody } from "@cm/domain";
+import typia, { type IValidation } from "typia";
+import { ApiError } from "./api-error";
+
+const validateIdentifyBody = typia.createValidate<IdentifyBody>();
+
+export function describeTypiaErrors(errors: IValidation.IError[]): { message: string; path: string }[] {
+  return errors.map((error) => {
+    const path = error.path.replace(/^\$input\.?/, "");
+    return { path, message: `${path || "body"}: expected ${error.expected}` };
+  });
+}
+
+export function parseIdentifyBody(body: unknown): IdentifyBody {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw ApiError.badRequest("body is not a JSON object");
+  }
+  const result = validateIdentifyBody(body);
+  if (!result.success) {
+    throw ApiError.badRequest(describeTypiaErrors(result.errors).map((e) => e.message).join("; "));
+  }
+  if (containsNul(body)) throw ApiError.badRequest("text must not contain the character U+0000");
+  return result.data;
+}

@@ -1,0 +1,3 @@
+export * from "./features/apply-identify";
+export * from "./queues/identify-worker";
+export * from "./worker";

@@ -1,0 +1,42 @@
+import typia, { tags } from "typia";
+
+export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+
+/** Everything a process needs to start, read once from the environment and then passed in. */
+export interface Config {
+  databaseUrl: string & tags.Pattern<"^postgres(ql)?://">;
+  redisUrl: string & tags.Pattern<"^rediss?://">;
+  port: number & tags.Type<"uint32"> & tags.Maximum<65535>;
+  logLevel: LogLevel;
+  /** BullMQ key prefix: lets several deployments (or test files) share one Redis. */
+  queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
+  /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
+  adminToken?: string & tags.MinLength<16>;
+  /** Identify jobs one worker process applies at once. */
+  workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
+  /** How long a worker holds a job before another may take it over (after a crash). */
+  workerLockMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
+}
+
+export class ConfigError extends Error {}
+
+const validateConfig = typia.createValidate<Config>();
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const candidate = {
+    databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    port: env.PORT === undefined ? 3000 : Number(env.PORT),
+    logLevel: env.LOG_LEVEL ?? "info",
+    queuePrefix: env.QUEUE_PREFIX ?? "cm",
+    adminToken: env.ADMIN_TOKEN || undefined,
+    workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),
+    workerLockMs: env.WORKER_LOCK_MS === undefined ? 30_000 : Number(env.WORKER_LOCK_MS),
+  };
+  const result = validateConfig(candidate);
+  if (!result.success) {
+    const problems = result.errors.map((e) => `${e.path.replace("$input.", "")}: expected ${e.expected}`);
+    throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,118 @@
+import type { ProfileState } from "@cm/domain";
+import type { Db } from "./connect";
+
+export interface ProfileWrite {
+  projectId: number;
+  key: string;
+  externalId: string | null;
+  state: ProfileState;
+}
+
+export interface ApplyResult {
+  applied: number;
+  /** Topic choices dropped because the topic is not one of the profile's project. */
+  ignoredTopics: { projectId: number; key: string; topicIds: string[] }[];
+}
+
+/**
+ * Merges a batch of profile states into the stored ones in a single statement. Each profile
+ * must appear once (merge duplicates first); rows are written in key order so that two
+ * workers writing overlapping batches lock rows in the same order and cannot deadlock.
+ */
+export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult> {
+  const rows = writes.map((w) => ({
+    project_id: w.projectId,
+    key: w.key,
+    external_id: w.externalId,
+    created_t: w.state.createdT,
+    email: w.state.email,
+    data: w.state.data,
+    channels: w.state.channels,
+    topics: w.state.topics,
+  }));
+  const [result] = await sql<ApplyResult[]>`
+    WITH input AS (
+      SELECT r.project_id, r.key, r.external_id, r.created_t, r.email, r.data, r.channels,
+             coalesce((SELECT jsonb_object_agg(c.key, c.value)
+                         FROM jsonb_each(r.topics) AS c
+                         JOIN topics AS t ON t.id = c.key::integer AND t.project_id = r.project_id),
+                      '{}'::jsonb) AS topic_choices,
+             ARRAY(SELECT c.key
+                     FROM jsonb_each(r.topics) AS c
+                    WHERE NOT EXISTS (SELECT 1 FROM topics AS t
+                                       WHERE t.id = c.key::integer AND t.project_id = r.project_id)) AS unknown_topics
+        FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
+          project_id integer, key text, external_id text, created_t bigint,
+          email jsonb, data jsonb, channels jsonb, topics jsonb)
+    ), upserted AS (
+      INSERT INTO profiles AS p (project_id, key, external_id, created_t, email, data, channels, topic_choices)
+      SELECT project_id, key, external_id, created_t, email, data, channels, topic_choices
+        FROM input
+       ORDER BY project_id, key
+      ON CONFLICT (project_id, key) DO UPDATE SET
+        created_t     = least(p.created_t, excluded.created_t),
+        email         = lww_newest(p.email, excluded.email),
+        data          = lww_merge(p.data, excluded.data),
+        channels      = lww_merge(p.channels, excluded.channels),
+        topic_choices = lww_merge(p.topic_choices, excluded.topic_choices),
+        updated_at    = now()
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM upserted)::integer AS applied,
+           coalesce((SELECT jsonb_agg(jsonb_build_object(
+                              'projectId', project_id, 'key', key, 'topicIds', unknown_topics))
+                       FROM input WHERE cardinality(unknown_topics) > 0), '[]'::jsonb) AS "ignoredTopics"`;
+  return result as ApplyResult;
+}
+
+export interface StoredProfile {
+  key: string;
+  externalId: string | null;
+  state: ProfileState;
+  updatedAt: Date;
+}
+
+/**
+ * The first of `keys` that names a profile. Rows that are not profiles yet (only update_only
+ * updates seen) are not returned.
+ */
+export async function findProfile(sql: Db, projectId: number, keys: readonly string[]): Promise<StoredProfile | null> {
+  const rows = await sql<
+    {
+      key: string;
+      external_id: string | null;
+      created_t: number | null;
+      email: ProfileState["email"];
+      data: ProfileState["data"];
+      channels: ProfileState["channels"];
+      topic_choices: ProfileState["topics"];
+      updated_at: Date;
+    }[]
+  >`
+    SELECT key, external_id, created_t::float8 AS created_t, email, data, channels, topic_choices, updated_at
+      FROM profiles
+     WHERE project_id = ${projectId} AND key IN ${sql(keys as string[])} AND created_t IS NOT NULL`;
+  const row = keys.map((key) => rows.find((r) => r.key === key)).find((r) => r !== undefined);
+  if (row === undefined) return null;
+  return {
+    key: row.key,
+    externalId: row.external_id,
+    state: {
+      createdT: row.created_t,
+      email: row.email,
+      data: row.data,
+      channels: row.channels,
+      topics: row.topic_choices,
+    },
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function recordDeadLetter(
+  sql: Db,
+  letter: { projectId: number | null; jobId: string | null; event: unknown; error: string },
+): Promise<void> {
+  await sql`
+    INSERT INTO identify_dead_letters (project_id, job_id, event, error)
+    VALUES (${letter.projectId}, ${letter.jobId}, ${JSON.stringify(letter.event)}, ${letter.error})`;
+}

@@ -1,0 +1,118 @@
+import type { tags } from "typia";
+import type { Json } from "./json";
+import type { TopicStatus } from "./topic";
+
+export const MAX_IDENTIFY_BODY_BYTES = 256 * 1024;
+/** extras.created_at may run ahead of our clock by this much (client clock skew), no more. */
+export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
+
+export interface IdentifyChannel {
+  type: string & tags.Pattern<"^[A-Za-z0-9_.-]{1,64}$">;
+  address: string & tags.MinLength<1> & tags.MaxLength<4096>;
+  platform?: (string & tags.MaxLength<64>) | null;
+}
+
+export interface IdentifyTopicChoice {
+  id: (number & tags.Type<"uint32">) | (string & tags.Pattern<"^[0-9]{1,9}$">);
+  status: TopicStatus;
+  name?: string | null;
+}
+
+/** The identify request body as integrations send it; unknown top-level fields are ignored. */
+export interface IdentifyBody {
+  id?: (string & tags.MinLength<1> & tags.MaxLength<255>) | (number & tags.Type<"int64">);
+  email?: string & tags.Format<"email"> & tags.MaxLength<254>;
+  channels?: IdentifyChannel[] & tags.MaxItems<100>;
+  /** Free-form: anything JSON can hold (typia cannot check a recursive JSON type with null). */
+  data?: Record<string, unknown>;
+  extras?: {
+    created_at?: string | number;
+    update_only?: "true" | "false" | boolean;
+  };
+  preferences?: {
+    topics?: IdentifyTopicChoice[] & tags.MaxItems<1000>;
+  };
+}
+
+export interface ChannelValue {
+  type: string;
+  address: string;
+  platform: string | null;
+}
+
+/**
+ * One accepted identify, as queued for the workers. `t` orders it against other updates of the
+ * same profile; `key` names the profile: its id when given, otherwise its email.
+ */
+export interface IdentifyEvent {
+  projectId: number;
+  key: string;
+  id: string | null;
+  t: number;
+  updateOnly: boolean;
+  email?: string;
+  data?: Record<string, Json>;
+  channels?: ChannelValue[];
+  topics?: { id: number; status: TopicStatus }[];
+}
+
+export function profileKeyForId(id: string): string {
+  return `i:${id}`;
+}
+
+export function profileKeyForEmail(email: string): string {
+  return `e:${email}`;
+}
+
+export class IdentifyRejection extends Error {}
+
+/**
+ * Timestamps are ISO 8601 date-times (with a time zone) or Unix time in seconds, as a number
+ * or a string of digits. Anything else is not a timestamp.
+ */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const UNIX_SECONDS = /^\d{1,12}(\.\d{1,6})?$/;
+
+export function parseTimestamp(value: string | number): number | null {
+  if (typeof value === "number") {
+    return Number.isFinite(value) && value >= 0 ? Math.floor(value * 1000) : null;
+  }
+  if (UNIX_SECONDS.test(value)) return Math.floor(Number(value) * 1000);
+  if (!ISO_DATE_TIME.test(value)) return null;
+  const ms = Date.parse(value.replace(" ", "T"));
+  return Number.isNaN(ms) ? null : ms;
+}
+
+/** Turns a validated body into the queued event, applying the rules typia cannot express. */
+export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedAt: number): IdentifyEvent {
+  const id = body.id === undefined ? null : String(body.id);
+  if (id === null && body.email === undefined) throw new IdentifyRejection("id or email is required");
+
+  let t = receivedAt;
+  if (body.extras?.created_at !== undefined) {
+    const parsed = parseTimestamp(body.extras.created_at);
+    if (parsed === null) throw new IdentifyRejection("extras.created_at is not a timestamp");
+    if (parsed > receivedAt + MAX_FUTURE_SKEW_MS) {
+      throw new IdentifyRejection("extras.created_at is more than 5 minutes in the future");
+    }
+    t = parsed;
+  }
+  const updateOnly = body.extras?.update_only === true || body.extras?.update_only === "true";
+
+  const event: IdentifyEvent = {
+    projectId,
+    key: id !== null ? profileKeyForId(id) : profileKeyForEmail(body.email as string),
+    id,
+    t,
+    updateOnly,
+  };
+  if (body.email !== undefined) event.email = body.email;
+  if (body.data !== undefined) event.data = body.data as Record<string, Json>;
+  if (body.channels !== undefined) {
+    event.channels = body.channels.map((c) => ({ type: c.type, address: c.address, platform: c.platform ?? null }));
+  }
+  if (body.preferences?.topics !== undefined) {
+    event.topics = body.preferences.topics.map((topic) => ({ id: Number(topic.id), status: topic.status }));
+  }
+  return event;
+}

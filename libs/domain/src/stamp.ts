@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+import { canonicalJson } from "./json";
+
+/**
+ * A value with the time of the update that wrote it. `t` is milliseconds since the epoch
+ * (extras.created_at, or receive time); `h` breaks ties between different values written at
+ * the same `t`, so the winner never depends on the order updates are applied in.
+ */
+export interface Stamped<V> {
+  t: number;
+  h: string;
+  v: V;
+}
+
+export function tieBreaker(value: unknown): string {
+  return createHash("sha256").update(canonicalJson(value)).digest("hex").slice(0, 16);
+}
+
+export function stamp<V>(t: number, v: V): Stamped<V> {
+  return { t, h: tieBreaker(v), v };
+}
+
+/** True when `a` was written after `b`: later time wins, then the larger tie-breaker. */
+export function isNewer(a: Stamped<unknown>, b: Stamped<unknown>): boolean {
+  return a.t !== b.t ? a.t > b.t : a.h > b.h;
+}
+
+export function newest<V>(a: Stamped<V> | null, b: Stamped<V> | null): Stamped<V> | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return isNewer(b, a) ? b : a;
+}
+
+export function mergeStampedMaps<V>(
+  current: Record<string, Stamped<V>>,
+  incoming: Record<string, Stamped<V>>,
+): Record<string, Stamped<V>> {
+  const merged = { ...current };
+  for (const [key, entry] of Object.entries(incoming)) {
+    const existing = merged[key];
+    if (existing === undefined || isNewer(entry, existing)) merged[key] = entry;
+  }
+  return merged;
+}

@@ -1,0 +1,4 @@
+export * from "./connection";
+export * from "./identify-queue";
+export * from "./names";
+export * from "./payloads";

@@ -1,0 +1,2 @@
+export const IDENTIFY_QUEUE = "identify";
+export const TOPIC_FANOUT_QUEUE = "topic-fanout";

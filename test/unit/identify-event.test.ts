@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { IdentifyRejection, MAX_FUTURE_SKEW_MS, parseTimestamp, toIdentifyEvent } from "@cm/domain";
+
+const NOW = Date.parse("2026-06-01T12:00:00Z");
+
+describe("parseTimestamp", () => {
+  it("reads ISO 8601 date-times with a zone and Unix seconds", () => {
+    expect(parseTimestamp("2026-06-01T10:00:00Z")).toBe(Date.parse("2026-06-01T10:00:00Z"));
+    expect(parseTimestamp("2026-06-01T12:00:00.250+02:00")).toBe(Date.parse("2026-06-01T10:00:00.250Z"));
+    expect(parseTimestamp(1_780_000_000)).toBe(1_780_000_000_000);
+    expect(parseTimestamp("1780000000.5")).toBe(1_780_000_000_500);
+  });
+
+  it("refuses what is not a timestamp", () => {
+    for (const text of ["yesterday", "2026-06-01", "2026-13-45T00:00:00Z", "", "12abc"]) {
+      expect(parseTimestamp(text), text).toBeNull();
+    }
+    expect(parseTimestamp(-5)).toBeNull();
+  });
+});
+
+describe("toIdentifyEvent", () => {
+  it("keys a profile by id, else by email, and stores id as text", () => {
+    expect(toIdentifyEvent(1, { id: 42, email: "a@b.co" }, NOW)).toMatchObject({ key: "i:42", id: "42", email: "a@b.co" });
+    expect(toIdentifyEvent(1, { email: "a@b.co" }, NOW)).toMatchObject({ key: "e:a@b.co", id: null });
+  });
+
+  it("orders by extras.created_at, or by the receive time", () => {
+    expect(toIdentifyEvent(1, { id: "u" }, NOW).t).toBe(NOW);
+    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: "2026-06-01T11:00:00Z" } }, NOW).t).toBe(NOW - 3_600_000);
+  });
+
+  it("refuses a created_at more than five minutes ahead, but allows clock skew below that", () => {
+    const ahead = (ms: number) => new Date(NOW + ms).toISOString();
+    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS) } }, NOW).t).toBe(NOW + MAX_FUTURE_SKEW_MS);
+    expect(() => toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS + 1000) } }, NOW)).toThrow(
+      IdentifyRejection,
+    );
+  });
+
+  it("needs an id or an email", () => {
+    expect(() => toIdentifyEvent(1, { data: { a: 1 } }, NOW)).toThrow(/id or email/);
+  });
+
+  it("reads update_only as a string or a boolean", () => {
+    expect(toIdentifyEvent(1, { id: "u", extras: { update_only: "true" } }, NOW).updateOnly).toBe(true);
+    expect(toIdentifyEvent(1, { id: "u", extras: { update_only: true } }, NOW).updateOnly).toBe(true);
+    expect(toIdentifyEvent(1, { id: "u", extras: { update_only: "false" } }, NOW).updateOnly).toBe(false);
+  });
+});
