@@ -30,7 +30,8 @@ export class ApiError extends Error {
     return new ApiError(404, { code: "not_found" });
   }
 
-  static unavailable(retryAfterSeconds: number): ApiError {
+  /** The credential or data store cannot be reached; clients should retry shortly. */
+  static unavailable(retryAfterSeconds = 5): ApiError {
     return new ApiError(503, { code: "unavailable", retryAfterSeconds });
   }
 

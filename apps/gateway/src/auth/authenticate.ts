@@ -4,8 +4,6 @@ import type Koa from "koa";
 import { ApiError } from "../api-error";
 import { CredentialStoreUnavailable, type CredentialCache } from "./credential-cache";
 
-const RETRY_AFTER_SECONDS = 5;
-
 export interface AuthState {
   credential: Credential;
 }
@@ -26,7 +24,7 @@ export function requireApiKey(cache: CredentialCache, permission: Permission): K
     try {
       credential = await cache.verify(key);
     } catch (error) {
-      if (error instanceof CredentialStoreUnavailable) throw ApiError.unavailable(RETRY_AFTER_SECONDS);
+      if (error instanceof CredentialStoreUnavailable) throw ApiError.unavailable();
       throw error;
     }
     if (credential === null || credential.kind !== "api_key") throw ApiError.unauthorized();

@@ -1,3 +1,4 @@
+import { isUnavailable } from "@cm/db";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
@@ -27,6 +28,7 @@ function asApiError(error: unknown): ApiError {
     const detail = status === 413 ? "body is larger than 256 KiB" : "body is not valid JSON";
     return new ApiError(status, { detail, problems: [{ message: detail }] });
   }
+  if (isUnavailable(error)) return ApiError.unavailable();
   return new ApiError(500);
 }
 

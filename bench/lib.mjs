@@ -1,0 +1,161 @@
+// Shared helpers for the benchmarks: processes, databases, autocannon runs, medians, results.
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { dirname, join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import postgres from "postgres";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+/** Several runs per measurement; the median is reported. BENCH_RUNS overrides (minimum 3). */
+export const RUNS = Math.max(3, Number(process.env.BENCH_RUNS ?? 3));
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+export function uniqueName(label) {
+  return `${label}_${randomBytes(3).toString("hex")}`;
+}
+
+/** A new database, migrated with the ctl, dropped by the returned function. */
+export async function createBenchDatabase(label) {
+  const name = uniqueName(`cm_bench_${label}`);
+  const admin = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_DATABASE_URL);
+  url.pathname = `/${name}`;
+  const databaseUrl = url.toString();
+  ctl(databaseUrl, ["migrate"]);
+  return {
+    url: databaseUrl,
+    async drop() {
+      const cleanup = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+      await cleanup.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+/** Runs `npm run ctl -- args` against a database and returns its JSON answer. */
+export function ctl(databaseUrl, args) {
+  const out = execFileSync(process.execPath, [join(ROOT, "apps/ctl/dist/main.js"), ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+    encoding: "utf8",
+  });
+  return JSON.parse(out);
+}
+
+export function serviceEnv({ databaseUrl, queuePrefix, port = 0, extra = {} }) {
+  return {
+    PATH: process.env.PATH,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    QUEUE_PREFIX: queuePrefix,
+    PORT: String(port),
+    LOG_LEVEL: "warn",
+    ...extra,
+  };
+}
+
+/** Starts a node script of the repo as a child process; `stop()` sends SIGTERM and waits. */
+export function startNode(script, env, args = []) {
+  const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return {
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+export async function waitForHttp(url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const response = await fetch(url).catch(() => null);
+    if (response?.ok) return;
+    await sleep(100);
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
+}
+
+export async function freePort() {
+  const { createServer } = await import("node:net");
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the real gateway process and waits until /readyz answers. */
+export async function startGateway({ databaseUrl, queuePrefix, extra }) {
+  const port = await freePort();
+  const process_ = startNode("apps/gateway/dist/main.js", serviceEnv({ databaseUrl, queuePrefix, port, extra }));
+  const url = `http://127.0.0.1:${port}`;
+  await waitForHttp(`${url}/readyz`);
+  return { ...process_, url };
+}
+
+/**
+ * One autocannon run. Returns requests/s (mean over the run), latency percentiles in ms, and
+ * counts of non-2xx answers and socket errors, so a run that "succeeds" by failing is visible.
+ */
+export async function load({ url, method = "GET", headers = {}, body, requests, connections = 100, duration = 10, pipelining = 1 }) {
+  const result = await autocannon({
+    url,
+    method,
+    headers,
+    body,
+    requests,
+    connections,
+    duration,
+    pipelining,
+  });
+  return {
+    requestsPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}
+
+/** Runs `measure` RUNS times and keeps every run plus the median of each numeric field. */
+export async function repeat(label, measure) {
+  const runs = [];
+  for (let i = 0; i < RUNS; i += 1) {
+    const run = await measure(i);
+    console.error(`  ${label} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
+    runs.push(run);
+  }
+  const medians = {};
+  for (const key of Object.keys(runs[0])) {
+    if (typeof runs[0][key] === "number") medians[key] = median(runs.map((run) => run[key]));
+  }
+  return { runs, median: medians };
+}
+
+export function machineInfo() {
+  return { node: process.version, cpus: cpus().length, date: new Date().toISOString() };
+}
+
+/** Writes bench/results/NAME.json (every run) and NAME.md (the table for the README). */
+export function writeResults(name, data, markdown) {
+  const base = join(ROOT, "bench", "results", name);
+  writeFileSync(`${base}.json`, `${JSON.stringify({ ...data, machine: machineInfo() }, null, 2)}\n`);
+  writeFileSync(`${base}.md`, `${markdown.trim()}\n`);
+  console.log(markdown);
+}

@@ -1,0 +1,63 @@
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findProfile } from "@cm/db";
+import { profileKeyForId, visibleProfile, type IdentifyEvent } from "@cm/domain";
+import { IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { applyIdentifyEvents } from "@cm/worker";
+import { REDIS_URL } from "../support/env";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await createTestStack("poison");
+});
+afterAll(() => stack.close());
+
+function event(id: string, data: Record<string, unknown>): IdentifyEvent {
+  return { projectId: stack.project.id, key: profileKeyForId(id), id, t: Date.now(), updateOnly: false, data: data as IdentifyEvent["data"] };
+}
+
+// Postgres cannot store U+0000 in jsonb: such an event reaches a worker only if something
+// bypassed the gateway's validation, and it must not hold up the events queued beside it.
+const poison = (id: string) => event(id, { note: "bad\u0000byte" });
+
+describe("a batch holding an event Postgres refuses", () => {
+  it("applies every other event and reports the refused one", async () => {
+    const events = [event("ok-1", { a: 1 }), poison("bad-1"), event("ok-2", { a: 2 }), event("ok-3", { a: 3 }), poison("bad-2")];
+    const outcome = await applyIdentifyEvents(stack.db.sql, events);
+    expect(outcome.applied).toBe(3);
+    expect(outcome.poisoned.map((p) => p.event.id).sort()).toEqual(["bad-1", "bad-2"]);
+    for (const id of ["ok-1", "ok-2", "ok-3"]) {
+      expect(await findProfile(stack.db.sql, stack.project.id, [profileKeyForId(id)]), id).not.toBeNull();
+    }
+  });
+
+  it("through the queue: the job completes, the event is dead-lettered, the others are applied", async () => {
+    await stack.worker();
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
+    try {
+      const job = await queue.add("identify", { events: [event("queued-ok", { plan: "pro" }), poison("queued-bad")] });
+      await waitFor("the job to finish", async () => ((await job.getState()) === "unknown" ? true : undefined));
+      const stored = await findProfile(stack.db.sql, stack.project.id, [profileKeyForId("queued-ok")]);
+      expect(visibleProfile(stored!.state)?.data).toEqual({ plan: "pro" });
+      const letters = await stack.db.sql<{ job_id: string; event: string; error: string }[]>`
+        SELECT job_id, event, error FROM identify_dead_letters WHERE job_id = ${job.id as string}`;
+      expect(letters).toHaveLength(1);
+      expect(JSON.parse(letters[0]!.event)).toMatchObject({ id: "queued-bad" });
+      expect(letters[0]!.error).toMatch(/unicode|\\u0000|character/i);
+      expect(await queue.getFailedCount()).toBe(0);
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+
+  it("an outage is not poison: the whole batch is thrown back for a retry", async () => {
+    const closed = (await import("@cm/db")).connect("postgres://postgres@127.0.0.1:1/none", { max: 1 });
+    await expect(applyIdentifyEvents(closed, [event("x", { a: 1 })])).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await closed.end();
+  });
+});

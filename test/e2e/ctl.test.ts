@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { childEnv, testConfig } from "../support/env";
+import { runCtl } from "../support/processes";
+
+let db: TestDatabase;
+let env: NodeJS.ProcessEnv;
+
+async function ctlJson(args: string[]) {
+  const result = await runCtl(env, args);
+  expect(result.stderr, args.join(" ")).toBe("");
+  expect(result.code, args.join(" ")).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase("ctl");
+  env = childEnv(testConfig(db.url, "unused"));
+});
+afterAll(() => db.drop());
+
+describe("ctl", () => {
+  it("migrate applies nothing on a migrated database, and everything on an empty one", async () => {
+    expect(await ctlJson(["migrate"])).toEqual({ migrated: [] });
+    await db.sql`CREATE SCHEMA fresh`;
+    const fresh = new URL(db.url);
+    fresh.searchParams.set("options", "-c search_path=fresh");
+    const freshEnv = { ...env, DATABASE_URL: fresh.toString() };
+    const first = JSON.parse((await runCtl(freshEnv, ["migrate"])).stdout);
+    expect(first.migrated.length).toBeGreaterThanOrEqual(3);
+    expect(first.migrated[0]).toBe("001_projects_and_credentials.sql");
+    expect(JSON.parse((await runCtl(freshEnv, ["migrate"])).stdout)).toEqual({ migrated: [] });
+  });
+
+  it("project create prints the project, an auth token and an API key, and stores only hashes", async () => {
+    const created = await ctlJson(["project", "create", "--name", "Acme"]);
+    expect(created).toEqual({
+      project: { id: expect.any(Number), name: "Acme" },
+      auth_token: expect.stringMatching(/^cmt_/),
+      api_key: expect.stringMatching(/^cmk_/),
+    });
+    const stored = await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
+    expect(stored.map((row) => row.permissions)).toEqual([[], ["campaign:read", "campaign:write", "profile:read"]]);
+    const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
+    expect(everything).not.toContain(created.auth_token.split("_")[2]);
+    expect(everything).not.toContain(created.api_key.split("_")[2]);
+  });
+
+  it("key create gives a key with exactly the permissions named, or none", async () => {
+    const { project } = await ctlJson(["project", "create", "--name", "Keys"]);
+    expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", "campaign:read,profile:read"])).toEqual({
+      api_key: expect.stringMatching(/^cmk_/),
+      permissions: ["campaign:read", "profile:read"],
+    });
+    expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", ""])).toMatchObject({ permissions: [] });
+  });
+
+  it("topic create prints the Topic", async () => {
+    const { project } = await ctlJson(["project", "create", "--name", "Topics"]);
+    const topic = await ctlJson(["topic", "create", "--project", String(project.id), "--name", "  Weekly digest ", "--description", "Every Monday", "--default-status", "unsubscribed"]);
+    expect(topic).toEqual({
+      id: expect.any(Number),
+      name: "Weekly digest",
+      description: "Every Monday",
+      default_status: "unsubscribed",
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect(await ctlJson(["topic", "create", "--project", String(project.id), "--name", "Other"])).toMatchObject({ default_status: "subscribed" });
+  });
+
+  it.each([
+    [["project", "create"], /--name is required/],
+    [["key", "create", "--project", "1", "--permissions", "campaign:read,root"], /unknown permission root/],
+    [["key", "create", "--project", "999999", "--permissions", ""], /project 999999 does not exist/],
+    [["topic", "create", "--project", "abc", "--name", "x"], /--project must be a positive integer/],
+    [["topic", "create", "--project", "1", "--name", "x", "--default-status", "maybe"], /--default-status/],
+    [["frobnicate"], /unknown command/],
+    [["project", "create", "--name", "x", "--colour", "red"], /Unknown option/],
+  ])("%j fails with a clear message and a non-zero exit", async (args, message) => {
+    const result = await runCtl(env, args);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toMatch(message);
+  });
+
+  it("a duplicate topic name, ignoring case, is refused", async () => {
+    const { project } = await ctlJson(["project", "create", "--name", "Dupes"]);
+    await ctlJson(["topic", "create", "--project", String(project.id), "--name", "News"]);
+    const result = await runCtl(env, ["topic", "create", "--project", String(project.id), "--name", "NEWS"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/already has a topic named/);
+  });
+
+  it("reports an unreachable database clearly", async () => {
+    const result = await runCtl({ ...env, DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" }, ["migrate"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/ECONNREFUSED|connect/);
+  });
+});

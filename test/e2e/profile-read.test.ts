@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+let base: string;
+
+async function read(id: string, authorization?: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}`, {
+    headers: { ...(authorization === undefined ? {} : { authorization }), ...headers },
+  });
+  return { status: response.status, body: await response.json(), revision: response.headers.get("revision") };
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("profile_read");
+  base = (await stack.gateway()).url;
+  await stack.worker();
+  const response = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
+    method: "POST",
+    body: JSON.stringify({ id: "reader-1", email: "r@example.com", data: { plan: "pro" } }),
+  });
+  expect(response.status).toBe(200);
+  await waitFor("profile", async () => ((await read("reader-1", stack.project.apiKey)).status === 200 ? true : undefined));
+});
+afterAll(() => stack.close());
+
+describe("GET /api/v2/users/:id", () => {
+  it("accepts the raw key and the Bearer form, and shows every topic with its source", async () => {
+    const news = await stack.project.topic("News", "subscribed");
+    const promos = await stack.project.topic("Promos", "unsubscribed");
+    for (const authorization of [stack.project.apiKey, `Bearer ${stack.project.apiKey}`]) {
+      const reply = await read("reader-1", authorization);
+      expect(reply.status).toBe(200);
+      expect(reply.revision).toBe("2023-01-01");
+      expect(reply.body).toEqual({
+        id: "reader-1",
+        email: "r@example.com",
+        channels: [],
+        data: { plan: "pro" },
+        topics: [
+          { id: news, name: "News", status: "subscribed", source: "default" },
+          { id: promos, name: "Promos", status: "unsubscribed", source: "default" },
+        ],
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+      });
+    }
+  });
+
+  it("answers 401 without a valid key and 403 without profile:read", async () => {
+    expect(await read("reader-1")).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+    expect(await read("reader-1", "Bearer nope")).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+    expect(await read("reader-1", stack.project.authToken)).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+    const readOnly = await stack.project.keyWith(["campaign:read"]);
+    expect(await read("reader-1", readOnly)).toMatchObject({ status: 403, body: { error: "forbidden" } });
+  });
+
+  it("answers 404 for an unknown profile and for a profile of another project", async () => {
+    expect(await read("nobody", stack.project.apiKey)).toMatchObject({ status: 404, body: { error: "not_found" } });
+    const other = await createTestProject(stack.db.sql, "other");
+    expect(await read("reader-1", other.apiKey)).toMatchObject({ status: 404, body: { error: "not_found" } });
+  });
+
+  it("validates the revision header", async () => {
+    expect(await read("reader-1", stack.project.apiKey, { revision: "2025-06-01" })).toMatchObject({ status: 200, revision: "2023-01-01" });
+    const malformed = await read("reader-1", stack.project.apiKey, { revision: "June 2025" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors[0].message).toMatch(/revision/);
+    expect((await read("reader-1", stack.project.apiKey, { revision: "2001-01-01" })).status).toBe(400);
+  });
+});

@@ -1,0 +1,36 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { join } from "node:path";
+
+export const ROOT = join(__dirname, "..", "..");
+
+export interface ChildService {
+  child: ChildProcess;
+  output(): string;
+  exited: Promise<number | null>;
+}
+
+/** Runs a built entry point (apps/…/dist/…) as a real process, capturing what it prints. */
+export function startChild(script: string, env: NodeJS.ProcessEnv, args: string[] = []): ChildService {
+  const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+export interface CtlResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runCtl(env: NodeJS.ProcessEnv, args: string[]): Promise<CtlResult> {
+  const child = spawn(process.execPath, [join(ROOT, "apps/ctl/dist/main.js"), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stdout, stderr };
+}

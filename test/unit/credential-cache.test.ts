@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import type { Credential } from "@cm/db";
+import { CredentialCache, CredentialStoreUnavailable } from "../../apps/gateway/src/auth/credential-cache";
+
+const CREDENTIAL: Credential = { projectId: 7, kind: "api_key", permissions: ["campaign:read"] };
+
+function fakeStore() {
+  const store = {
+    calls: 0,
+    down: false,
+    known: new Map<string, Credential>([["good", CREDENTIAL]]),
+    lookup: async (token: string) => {
+      store.calls += 1;
+      await Promise.resolve();
+      if (store.down) throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+      return store.known.get(token) ?? null;
+    },
+  };
+  return store;
+}
+
+describe("CredentialCache", () => {
+  it("asks the store once per token while the verdict is fresh, and shares concurrent lookups", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(store.lookup, { ttlMs: 1000 }, () => now);
+    const verdicts = await Promise.all([cache.verify("good"), cache.verify("good"), cache.verify("good")]);
+    expect(verdicts).toEqual([CREDENTIAL, CREDENTIAL, CREDENTIAL]);
+    expect(store.calls).toBe(1);
+    now = 999;
+    await cache.verify("good");
+    expect(store.calls).toBe(1);
+    now = 1000;
+    await cache.verify("good");
+    expect(store.calls).toBe(2);
+  });
+
+  it("remembers unknown tokens for a shorter time", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(store.lookup, { ttlMs: 10_000, negativeTtlMs: 100 }, () => now);
+    expect(await cache.verify("new")).toBeNull();
+    store.known.set("new", CREDENTIAL);
+    now = 50;
+    expect(await cache.verify("new")).toBeNull();
+    now = 100;
+    expect(await cache.verify("new")).toEqual(CREDENTIAL);
+  });
+
+  it("answers from an expired verdict while the store is down, and fails when it has none", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(store.lookup, { ttlMs: 100, staleMs: 1000 }, () => now);
+    await cache.verify("good");
+    store.down = true;
+    now = 500;
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    await expect(cache.verify("other")).rejects.toBeInstanceOf(CredentialStoreUnavailable);
+    now = 1500;
+    await expect(cache.verify("good")).rejects.toBeInstanceOf(CredentialStoreUnavailable);
+  });
+
+  it("forgets the oldest verdicts beyond its size", async () => {
+    const store = fakeStore();
+    const cache = new CredentialCache(store.lookup, { maxEntries: 2 }, () => 0);
+    await cache.verify("a");
+    await cache.verify("b");
+    await cache.verify("c");
+    await cache.verify("a");
+    expect(store.calls).toBe(4);
+    await cache.verify("c");
+    expect(store.calls).toBe(4);
+  });
+});

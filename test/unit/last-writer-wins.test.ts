@@ -1,0 +1,59 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { mergeStates, stateFromEvent, visibleProfile, type IdentifyEvent, type ProfileState } from "@cm/domain";
+
+const base = { projectId: 1, key: "i:u", id: "u" };
+const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({ ...base, t, updateOnly: false, ...fields });
+const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFromEvent).reduce(mergeStates);
+
+describe("last-writer-wins per field", () => {
+  it("keeps the newer value of each field, and lets an older update set fields no newer one touched", () => {
+    const state = merged(at(2, { email: "new@x.co", data: { plan: "pro" } }), at(1, { email: "old@x.co", data: { plan: "free", city: "Oslo" } }));
+    expect(visibleProfile(state)).toMatchObject({ email: "new@x.co", data: { plan: "pro", city: "Oslo" } });
+  });
+
+  it("clears a data key set to null, and an older value does not bring it back", () => {
+    const state = merged(at(1, { data: { plan: "pro" } }), at(3, { data: { plan: null } }), at(2, { data: { plan: "team" } }));
+    expect(visibleProfile(state)?.data).toEqual({});
+  });
+
+  it("breaks ties of different values written at the same time the same way whatever the order", () => {
+    const a = at(5, { email: "a@x.co" });
+    const b = at(5, { email: "b@x.co" });
+    expect(visibleProfile(merged(a, b))).toEqual(visibleProfile(merged(b, a)));
+  });
+
+  it("keys channels by type and address", () => {
+    const state = merged(
+      at(1, { channels: [{ type: "push", address: "t1", platform: "ios" }] }),
+      at(2, { channels: [{ type: "push", address: "t1", platform: "android" }, { type: "sms", address: "+100", platform: null }] }),
+    );
+    expect(visibleProfile(state)?.channels).toEqual([
+      { type: "push", address: "t1", platform: "android" },
+      { type: "sms", address: "+100", platform: null },
+    ]);
+  });
+
+  it("applies update_only updates only from the time the profile exists", () => {
+    expect(visibleProfile(merged(at(5, { updateOnly: true, data: { a: 1 } })))).toBeNull();
+    const state = merged(at(3, { updateOnly: true, data: { early: 1 } }), at(4, { data: { b: 2 } }), at(5, { updateOnly: true, data: { late: 3 } }));
+    expect(visibleProfile(state)?.data).toEqual({ b: 2, late: 3 });
+  });
+
+  it("is commutative, associative and idempotent", () => {
+    const event = fc.record({
+      t: fc.integer({ min: 1, max: 4 }),
+      updateOnly: fc.boolean(),
+      email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
+      data: fc.dictionary(fc.constantFrom("k1", "k2"), fc.constantFrom(null, 1, "v")),
+    }).map(({ t, updateOnly, email, data }) => at(t, { updateOnly, data, ...(email ? { email } : {}) }));
+    fc.assert(
+      fc.property(event, event, event, (x, y, z) => {
+        const [a, b, c] = [x, y, z].map(stateFromEvent) as [ProfileState, ProfileState, ProfileState];
+        expect(mergeStates(a, b)).toEqual(mergeStates(b, a));
+        expect(mergeStates(mergeStates(a, b), c)).toEqual(mergeStates(a, mergeStates(b, c)));
+        expect(mergeStates(a, a)).toEqual(a);
+      }),
+    );
+  });
+});
