@@ -53,7 +53,7 @@ function eventArbitrary(projectId: number, topicIds: number[]) {
     updateOnly: fc.boolean(),
     email: fc.option(fc.constantFrom("a@example.com", "b@example.com", "c@example.com"), { nil: undefined }),
     data: fc.option(
-      fc.dictionary(fc.constantFrom("plan", "score", "tags", "language"), fc.constantFrom<Json>(null, "free", "pro", 1, 2, [1, "x"], { deep: true })),
+      fc.dictionary(fc.constantFrom("plan", "score", "tags", "language"), fc.constantFrom<Json>(null, "free", "pro", 1, 2, [1, "x"], { deep: true }, "\u00e9t\u00e9", "\uff46", "\ud83d\ude00", "long ".repeat(20), "long ".repeat(21))),
       { nil: undefined },
     ),
     channels: fc.option(

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
 import { connect, findCredential } from "@cm/db";
-import { identifyQueue, producerConnection } from "@cm/queue";
+import { identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
@@ -23,15 +23,21 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
   const queue = identifyQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
+  const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
+  fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
 
   const deps: GatewayDeps = {
     sql,
     redis,
     identifyQueue: queue,
+    topicFanoutQueue: fanoutQueue,
     credentials: new CredentialCache((token) => findCredential(sql, token)),
-    identifyBatcher: new IdentifyBatcher(async (events) => {
-      await queue.add("identify", { events });
-    }),
+    identifyBatcher: new IdentifyBatcher(
+      async (events) => {
+        await queue.add("identify", { events });
+      },
+      { maxBatchSize: config.identifyBatchSize, maxWaitMs: config.identifyBatchWaitMs },
+    ),
     logger,
     readiness: { accepting: true },
   };
@@ -51,7 +57,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await deps.identifyBatcher.drain();
-      await queue.close();
+      await Promise.all([queue.close(), fanoutQueue.close()]);
       redis.disconnect();
       await sql.end({ timeout: 5 });
     })();

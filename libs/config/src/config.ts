@@ -12,6 +12,10 @@ export interface Config {
   queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
   /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
   adminToken?: string & tags.MinLength<16>;
+  /** The gateway writes accepted identifies to the queue in batches of at most this many... */
+  identifyBatchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
+  /** ...waiting at most this long for a batch to fill. */
+  identifyBatchWaitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
   /** Identify jobs one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
@@ -30,6 +34,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? "info",
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
     adminToken: env.ADMIN_TOKEN || undefined,
+    identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
+    identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
     workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),
     workerLockMs: env.WORKER_LOCK_MS === undefined ? 30_000 : Number(env.WORKER_LOCK_MS),
   };

@@ -15,26 +15,16 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   END
 $$;
 
--- Merges maps of stamped values key by key; only the incoming keys are visited.
-CREATE FUNCTION lww_merge(current_map jsonb, incoming jsonb) RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE
-    WHEN incoming = '{}'::jsonb THEN current_map
-    WHEN current_map = '{}'::jsonb THEN incoming
-    ELSE current_map || coalesce(
-      (SELECT jsonb_object_agg(i.key, i.value)
-         FROM jsonb_each(incoming) AS i
-        WHERE NOT current_map ? i.key OR lww_is_newer(i.value, current_map -> i.key)),
-      '{}'::jsonb)
-  END
-$$;
-
 -- One row per profile holding every field as a stamped value: email, data keys, channels
 -- (keyed "type:address") and explicit topic choices (keyed by topic id). A row whose
 -- created_t is null has only seen update_only updates and is not a profile yet: it is kept so
 -- that the outcome does not depend on the order updates arrive in.
+--
+-- project_id has no foreign key on purpose: every row comes from an authenticated project,
+-- and the per-row key-share lock on the project row would serialise all identify writes of
+-- a project. Removing a project must delete its profiles explicitly.
 CREATE TABLE profiles (
-  project_id    integer NOT NULL REFERENCES projects (id) ON DELETE CASCADE,
+  project_id    integer NOT NULL,
   key           text NOT NULL,
   external_id   text,
   created_t     bigint,
@@ -44,7 +34,7 @@ CREATE TABLE profiles (
   topic_choices jsonb NOT NULL DEFAULT '{}',
   updated_at    timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (project_id, key)
-);
+) WITH (fillfactor = 80); -- room on each page for updated rows, so updates stay HOT
 
 -- Identify events a worker could not apply (for a reason other than an outage); kept for an
 -- operator to inspect. The event is JSON text, as queued, so that any payload fits.

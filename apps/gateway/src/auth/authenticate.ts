@@ -37,8 +37,9 @@ export function requireApiKey(cache: CredentialCache, permission: Permission): K
 /** Identify: the `auth_token` query parameter. An unverifiable token is our failure, a 500. */
 export function requireAuthToken(cache: CredentialCache): Koa.Middleware {
   return async (ctx, next) => {
-    const token = ctx.query.auth_token;
-    if (typeof token !== "string" || token === "") throw ApiError.unauthorized();
+    // URLSearchParams reads one parameter without building koa's whole parsed-query object.
+    const token = new URLSearchParams(ctx.querystring).get("auth_token");
+    if (token === null || token === "") throw ApiError.unauthorized();
     const credential = await cache.verify(token);
     if (credential === null || credential.kind !== "auth_token") throw ApiError.unauthorized();
     ctx.state.credential = credential;

@@ -1,0 +1,166 @@
+// Identify benchmarks: gateway intake (accepted requests/s, p99) and worker drain (identifies
+// applied to Postgres per second by one worker process), each beside baselines measured in
+// the same run. Usage: npm run build && node bench/identify.mjs   (BENCH_RUNS=5 for more runs)
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { setTimeout as sleep } from "node:timers/promises";
+import postgres from "postgres";
+import {
+  createBenchDatabase,
+  ctl,
+  freePort,
+  load,
+  REDIS_URL,
+  repeat,
+  serviceEnv,
+  startGateway,
+  startNode,
+  uniqueName,
+  waitForHttp,
+  writeResults,
+} from "./lib.mjs";
+
+const CONNECTIONS = 100;
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+const DRAIN_EVENTS = Number(process.env.BENCH_DRAIN_EVENTS ?? 200_000);
+const NAIVE_DRAIN_EVENTS = Number(process.env.BENCH_NAIVE_DRAIN_EVENTS ?? 10_000);
+const GATEWAY_BATCH = 500;
+
+function identifyBody(n) {
+  const id = `user-${n % 100_000}`;
+  return JSON.stringify({
+    id,
+    email: `${id}@example.com`,
+    channels: [{ type: "push", address: `device-${n % 100_000}`, platform: n % 2 ? "ios" : "android" }],
+    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en", last_seen: new Date(1_700_000_000_000 + n).toISOString() },
+  });
+}
+
+async function intake(url, path) {
+  let n = 0;
+  return load({
+    url: `${url}${path}`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+    requests: [{ setupRequest: (request) => ({ ...request, body: identifyBody((n += 1)) }) }],
+  });
+}
+
+async function measureIntake(databaseUrl, authToken) {
+  const path = `/api/v2/users/track?auth_token=${authToken}`;
+
+  const barePort = await freePort();
+  const bare = startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) });
+  await sleep(300);
+  const bareResult = await repeat("bare node:http", () => intake(`http://127.0.0.1:${barePort}`, path));
+  await bare.stop();
+
+  const results = { bare: bareResult };
+  for (const [name, batchSize] of [["naive", 1], ["gateway", GATEWAY_BATCH]]) {
+    const queuePrefix = uniqueName(`bench_${name}`);
+    const gateway = await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } });
+    results[name] = await repeat(name === "naive" ? "naive gateway (one queue.add per request)" : "gateway (micro-batched)", async () => {
+      const run = await intake(gateway.url, path);
+      await clearQueue(queuePrefix);
+      return run;
+    });
+    await gateway.stop();
+    await clearQueue(queuePrefix);
+  }
+  return results;
+}
+
+async function clearQueue(prefix) {
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}:*`);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  redis.disconnect();
+}
+
+function identifyEvent(projectId, n) {
+  const id = `user-${n % Math.floor(DRAIN_EVENTS / 2)}`;
+  return {
+    projectId,
+    key: `i:${id}`,
+    id,
+    t: 1_700_000_000_000 + n,
+    updateOnly: false,
+    email: `${id}@example.com`,
+    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en" },
+    channels: [{ type: "push", address: `device-${n % Math.floor(DRAIN_EVENTS / 2)}`, platform: n % 2 ? "ios" : "android" }],
+  };
+}
+
+/** Fills a paused queue, starts one worker process, and times it from resume to empty. */
+async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob) {
+  const queuePrefix = uniqueName("bench_drain");
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue("identify", { connection: redis, prefix: queuePrefix, defaultJobOptions: { removeOnComplete: true } });
+  await queue.pause();
+  const jobs = [];
+  for (let first = 0; first < totalEvents; first += eventsPerJob) {
+    const events = [];
+    for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1) events.push(identifyEvent(projectId, n));
+    jobs.push({ name: "identify", data: { events } });
+  }
+  for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
+
+  const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix }));
+  await sleep(1500);
+  const started = performance.now();
+  await queue.resume();
+  while ((await queue.getJobCountByTypes("waiting", "active", "delayed", "paused")) > 0) await sleep(20);
+  const seconds = (performance.now() - started) / 1000;
+  const failed = await queue.getFailedCount();
+  await worker.stop();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  redis.disconnect();
+  if (failed > 0) throw new Error(`${failed} drain jobs failed`);
+  return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
+}
+
+async function measureDrain(databaseUrl) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const project = async (name) => (await sql`INSERT INTO projects (name) VALUES (${name}) RETURNING id`)[0].id;
+  const batched = await repeat(`worker drain (jobs of ${GATEWAY_BATCH})`, async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH));
+  const naive = await repeat("naive worker drain (one job, one upsert per identify)", async () =>
+    drainOnce(databaseUrl, await project("naive"), NAIVE_DRAIN_EVENTS, 1),
+  );
+  await sql.end();
+  return { batched, naive };
+}
+
+const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function main() {
+  const db = await createBenchDatabase("identify");
+  try {
+    const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
+    const intakeResults = await measureIntake(db.url, authToken);
+    const drain = await measureDrain(db.url);
+
+    const gw = intakeResults.gateway.median;
+    const naive = intakeResults.naive.median;
+    const bare = intakeResults.bare.median;
+    const ratio = (a, b) => `${fmt(a / b, 2)}×`;
+    const markdown = `
+### Identify (medians of ${intakeResults.gateway.runs.length} runs, ${CONNECTIONS} connections, ${DURATION_S} s each, 2-core machine)
+
+| Measurement | Result | Baseline(s) in the same run | Target |
+|---|---|---|---|
+| Gateway intake, accepted identifies/s | **${fmt(gw.requestsPerSec)}** (p50 ${gw.p50} ms, p99 ${gw.p99} ms, non-2xx ${gw.non2xx}) | naive one-\`queue.add\`-per-request: ${fmt(naive.requestsPerSec)} (p99 ${naive.p99} ms) → ${ratio(gw.requestsPerSec, naive.requestsPerSec)}; bare \`node:http\`: ${fmt(bare.requestsPerSec)} (p99 ${bare.p99} ms) → ${fmt((100 * gw.requestsPerSec) / bare.requestsPerSec)}% | ≥ 2× naive, ≥ 40% of bare, p99 ≤ 50 ms |
+| Worker drain, identifies applied/s (1 process) | **${fmt(drain.batched.median.eventsPerSec)}** (${fmt(DRAIN_EVENTS)} identifies in jobs of ${GATEWAY_BATCH}) | naive one-job-one-upsert worker: ${fmt(drain.naive.median.eventsPerSec)} → ${ratio(drain.batched.median.eventsPerSec, drain.naive.median.eventsPerSec)} | ≥ 20,000/s, ≥ 8× naive |
+`;
+    writeResults("identify", { intake: intakeResults, drain }, markdown);
+  } finally {
+    await db.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
