@@ -1,22 +1,19 @@
 // Identify benchmarks: gateway intake (accepted requests/s, p99) and worker drain (identifies
 // applied to Postgres per second by one worker process), each beside baselines measured in
 // the same run. Usage: npm run build && node bench/identify.mjs   (BENCH_RUNS=5 for more runs)
-import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
 import {
+  clearQueue,
   createBenchDatabase,
   ctl,
+  drainOnce,
   freePort,
-  load,
-  REDIS_URL,
+  intake,
   repeat,
-  serviceEnv,
   startGateway,
   startNode,
   uniqueName,
-  waitForHttp,
   writeResults,
 } from "./lib.mjs";
 
@@ -26,35 +23,13 @@ const DRAIN_EVENTS = Number(process.env.BENCH_DRAIN_EVENTS ?? 200_000);
 const NAIVE_DRAIN_EVENTS = Number(process.env.BENCH_NAIVE_DRAIN_EVENTS ?? 10_000);
 const GATEWAY_BATCH = 500;
 
-function identifyBody(n) {
-  const id = `user-${n % 100_000}`;
-  return JSON.stringify({
-    id,
-    email: `${id}@example.com`,
-    channels: [{ type: "push", address: `device-${n % 100_000}`, platform: n % 2 ? "ios" : "android" }],
-    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en", last_seen: new Date(1_700_000_000_000 + n).toISOString() },
-  });
-}
-
-async function intake(url, path) {
-  let n = 0;
-  return load({
-    url: `${url}${path}`,
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    connections: CONNECTIONS,
-    duration: DURATION_S,
-    requests: [{ setupRequest: (request) => ({ ...request, body: identifyBody((n += 1)) }) }],
-  });
-}
-
 async function measureIntake(databaseUrl, authToken) {
   const path = `/api/v2/users/track?auth_token=${authToken}`;
 
   const barePort = await freePort();
   const bare = startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) });
   await sleep(300);
-  const bareResult = await repeat("bare node:http", () => intake(`http://127.0.0.1:${barePort}`, path));
+  const bareResult = await repeat("bare node:http", () => intake(`http://127.0.0.1:${barePort}`, path, CONNECTIONS, DURATION_S));
   await bare.stop();
 
   const results = { bare: bareResult };
@@ -62,7 +37,7 @@ async function measureIntake(databaseUrl, authToken) {
     const queuePrefix = uniqueName(`bench_${name}`);
     const gateway = await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } });
     results[name] = await repeat(name === "naive" ? "naive gateway (one queue.add per request)" : "gateway (micro-batched)", async () => {
-      const run = await intake(gateway.url, path);
+      const run = await intake(gateway.url, path, CONNECTIONS, DURATION_S);
       await clearQueue(queuePrefix);
       return run;
     });
@@ -70,56 +45,6 @@ async function measureIntake(databaseUrl, authToken) {
     await clearQueue(queuePrefix);
   }
   return results;
-}
-
-async function clearQueue(prefix) {
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${prefix}:*`);
-  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
-  redis.disconnect();
-}
-
-function identifyEvent(projectId, n) {
-  const id = `user-${n % Math.floor(DRAIN_EVENTS / 2)}`;
-  return {
-    projectId,
-    key: `i:${id}`,
-    id,
-    t: 1_700_000_000_000 + n,
-    updateOnly: false,
-    email: `${id}@example.com`,
-    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en" },
-    channels: [{ type: "push", address: `device-${n % Math.floor(DRAIN_EVENTS / 2)}`, platform: n % 2 ? "ios" : "android" }],
-  };
-}
-
-/** Fills a paused queue, starts one worker process, and times it from resume to empty. */
-async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob) {
-  const queuePrefix = uniqueName("bench_drain");
-  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const queue = new Queue("identify", { connection: redis, prefix: queuePrefix, defaultJobOptions: { removeOnComplete: true } });
-  await queue.pause();
-  const jobs = [];
-  for (let first = 0; first < totalEvents; first += eventsPerJob) {
-    const events = [];
-    for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1) events.push(identifyEvent(projectId, n));
-    jobs.push({ name: "identify", data: { events } });
-  }
-  for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
-
-  const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix }));
-  await sleep(1500);
-  const started = performance.now();
-  await queue.resume();
-  while ((await queue.getJobCountByTypes("waiting", "active", "delayed", "paused")) > 0) await sleep(20);
-  const seconds = (performance.now() - started) / 1000;
-  const failed = await queue.getFailedCount();
-  await worker.stop();
-  await queue.obliterate({ force: true });
-  await queue.close();
-  redis.disconnect();
-  if (failed > 0) throw new Error(`${failed} drain jobs failed`);
-  return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
 }
 
 async function measureDrain(databaseUrl) {

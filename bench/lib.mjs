@@ -1,4 +1,6 @@
 // Shared helpers for the benchmarks: processes, databases, autocannon runs, medians, results.
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -61,6 +63,7 @@ export function serviceEnv({ databaseUrl, queuePrefix, port = 0, extra = {} }) {
     REDIS_URL,
     QUEUE_PREFIX: queuePrefix,
     PORT: String(port),
+    METRICS_PORT: "0",
     LOG_LEVEL: "warn",
     ...extra,
   };
@@ -159,3 +162,80 @@ export function writeResults(name, data, markdown) {
   writeFileSync(`${base}.md`, `${markdown.trim()}\n`);
   console.log(markdown);
 }
+
+// ---- identify load and drain, shared by identify.mjs and scale.mjs
+
+export function identifyBody(n) {
+  const id = `user-${n % 100_000}`;
+  return JSON.stringify({
+    id,
+    email: `${id}@example.com`,
+    channels: [{ type: "push", address: `device-${n % 100_000}`, platform: n % 2 ? "ios" : "android" }],
+    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en", last_seen: new Date(1_700_000_000_000 + n).toISOString() },
+  });
+}
+
+/** Identify requests with distinct bodies against one gateway, for `duration` seconds. */
+export async function intake(url, path, connections = 100, duration = 10) {
+  let n = 0;
+  return load({
+    url: `${url}${path}`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    connections,
+    duration,
+    requests: [{ setupRequest: (request) => ({ ...request, body: identifyBody((n += 1)) }) }],
+  });
+}
+
+export async function clearQueue(prefix) {
+  const redis = new Redis(REDIS_URL);
+  const keys = await redis.keys(`${prefix}:*`);
+  for (let i = 0; i < keys.length; i += 1000) await redis.del(...keys.slice(i, i + 1000));
+  redis.disconnect();
+}
+
+/** One queued identify; every profile gets two updates over a drain, as a half-new, half-update mix. */
+function identifyEvent(projectId, n, totalEvents) {
+  const id = `user-${n % Math.floor(totalEvents / 2)}`;
+  return {
+    projectId,
+    key: `i:${id}`,
+    id,
+    t: 1_700_000_000_000 + n,
+    updateOnly: false,
+    email: `${id}@example.com`,
+    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en" },
+    channels: [{ type: "push", address: `device-${n % Math.floor(totalEvents / 2)}`, platform: n % 2 ? "ios" : "android" }],
+  };
+}
+
+/** Fills a paused queue, starts `workers` worker processes, and times them from resume to empty. */
+export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1) {
+  const queuePrefix = uniqueName("bench_drain");
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue("identify", { connection: redis, prefix: queuePrefix, defaultJobOptions: { removeOnComplete: true } });
+  await queue.pause();
+  const jobs = [];
+  for (let first = 0; first < totalEvents; first += eventsPerJob) {
+    const events = [];
+    for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1) events.push(identifyEvent(projectId, n, totalEvents));
+    jobs.push({ name: "identify", data: { events } });
+  }
+  for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
+
+  const workerProcesses = Array.from({ length: workers }, () => startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix })));
+  await sleep(1500);
+  const started = performance.now();
+  await queue.resume();
+  while ((await queue.getJobCountByTypes("waiting", "active", "delayed", "paused")) > 0) await sleep(20);
+  const seconds = (performance.now() - started) / 1000;
+  const failed = await queue.getFailedCount();
+  await Promise.all(workerProcesses.map((worker) => worker.stop()));
+  await queue.obliterate({ force: true });
+  await queue.close();
+  redis.disconnect();
+  if (failed > 0) throw new Error(`${failed} drain jobs failed`);
+  return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
+}
+

@@ -32,7 +32,7 @@ describe("npm start (the launcher)", () => {
   it("migrates, serves identify end to end with the printed demo credentials, and stops cleanly on Ctrl-C", async () => {
     const port = await freePort();
     const env = childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }));
-    const launcher = startChild("apps/ctl/dist/launcher.js", env);
+    const launcher = startChild("apps/ctl/dist/launcher.js", env, [], false);
     try {
       const output = await waitFor("demo credentials", async () => (/api_key[^:]*: (cmk_\S+)/.test(launcher.output()) ? launcher.output() : undefined), 45_000);
       expect(output).toMatch(/migrations applied: 001_projects_and_credentials\.sql/);

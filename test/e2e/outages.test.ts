@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger } from "@cm/config";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { testConfig } from "../support/env";
+import { testLogger } from "../support/logs";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestQueuePrefix } from "../support/queue";
 import { TcpProxy } from "../support/tcp-proxy";
@@ -49,7 +49,7 @@ beforeAll(async () => {
   const config = testConfig(viaProxy(db.url, postgresProxy.port), queue.prefix, {
     redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
   });
-  gateway = await startGateway(config, createLogger("outages", "silent"));
+  gateway = await startGateway(config, testLogger("outages"));
 });
 
 afterAll(async () => {

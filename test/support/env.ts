@@ -12,7 +12,7 @@ export function uniqueName(label: string): string {
 /** A configuration for one test file: its own database and its own queue prefix. */
 export function testConfig(databaseUrl: string, queuePrefix: string, overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, QUEUE_PREFIX: queuePrefix, PORT: "0", LOG_LEVEL: "silent" }),
+    ...loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, QUEUE_PREFIX: queuePrefix, PORT: "0", METRICS_PORT: "0", LOG_LEVEL: "debug" }),
     ...overrides,
   };
 }
@@ -25,6 +25,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     REDIS_URL: config.redisUrl,
     QUEUE_PREFIX: config.queuePrefix,
     PORT: String(config.port),
+    METRICS_PORT: String(config.metricsPort),
     LOG_LEVEL: config.logLevel,
     ...extra,
   };

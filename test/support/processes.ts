@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { join } from "node:path";
+import { basename, join } from "node:path";
+import { keepChildLog } from "./logs";
 
 export const ROOT = join(__dirname, "..", "..");
 
@@ -9,13 +10,22 @@ export interface ChildService {
   exited: Promise<number | null>;
 }
 
-/** Runs a built entry point (apps/…/dist/…) as a real process, capturing what it prints. */
-export function startChild(script: string, env: NodeJS.ProcessEnv, args: string[] = []): ChildService {
+/**
+ * Runs a built entry point (apps/…/dist/…) as a real process, capturing what it prints; the
+ * output joins the end-of-run log scan unless `scanLogs` is false (the launcher prints
+ * credentials on purpose).
+ */
+export function startChild(script: string, env: NodeJS.ProcessEnv, args: string[] = [], scanLogs = true): ChildService {
   const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      if (scanLogs) keepChildLog(basename(script, ".js") + "-" + child.pid, output);
+      resolve(code);
+    }),
+  );
   return { child, output: () => output, exited };
 }
 

@@ -1,9 +1,9 @@
 import type { Config } from "@cm/config";
-import { createLogger } from "@cm/config";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import { startWorker, type RunningWorker } from "@cm/worker";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { testConfig } from "./env";
+import { testLogger } from "./logs";
 import { createTestProject, type TestProject } from "./project";
 import { createTestQueuePrefix } from "./queue";
 
@@ -21,7 +21,7 @@ export async function createTestStack(label: string, overrides: Partial<Config> 
   const db = await createTestDatabase(label);
   const queue = createTestQueuePrefix(label);
   const config = testConfig(db.url, queue.prefix, overrides);
-  const logger = createLogger(label, "silent");
+  const logger = testLogger(label);
   const running: { stop(): Promise<void> }[] = [];
   let gateway: RunningGateway | undefined;
   return {

@@ -3,6 +3,7 @@ import { loadConfig } from "@cm/config";
 import { connect } from "@cm/db";
 import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
+import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import { createKeyCommand, parsePermissions } from "./commands/key";
 import { migrateCommand } from "./commands/migrate";
 import { createProjectCommand } from "./commands/project";
@@ -13,6 +14,8 @@ const USAGE = `usage: ctl <command>
   project create --name NAME
   key create --project ID --permissions p1,p2
   topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
+  journey import --project ID FILE
+  journey status --id ID --status draft|active|paused|archived|cancelled
   demo`;
 
 const OPTIONS = {
@@ -21,6 +24,8 @@ const OPTIONS = {
   permissions: { type: "string" },
   description: { type: "string" },
   "default-status": { type: "string" },
+  id: { type: "string" },
+  status: { type: "string" },
 } as const;
 
 async function run(argv: string[]): Promise<unknown> {
@@ -31,7 +36,8 @@ async function run(argv: string[]): Promise<unknown> {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
   }
   const { values, positionals } = parsed;
-  const command = positionals.join(" ");
+  // `journey import` is the one command followed by an argument (its FILE).
+  const command = positionals.slice(0, 2).join(" ") === "journey import" ? "journey import" : positionals.join(" ");
   const sql = connect(loadConfig().databaseUrl, { max: 1, applicationName: "cm-ctl" });
   try {
     switch (command) {
@@ -49,6 +55,10 @@ async function run(argv: string[]): Promise<unknown> {
           description: values.description ?? null,
           defaultStatus: values["default-status"] ?? "subscribed",
         });
+      case "journey import":
+        return await importJourneyCommand(sql, integerOption(values, "project"), positionals.slice(2));
+      case "journey status":
+        return await journeyStatusCommand(sql, integerOption(values, "id"), requireOption(values, "status"));
       case "demo":
         return await demoCommand(sql);
       default:

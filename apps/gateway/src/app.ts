@@ -3,8 +3,12 @@ import Koa from "koa";
 import type { GatewayDeps } from "./deps";
 import { errorMiddleware } from "./middleware/errors";
 import { requestLog } from "./middleware/request-log";
+import { adminQueues } from "./routes/admin-queues";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
+import { journeyRoutes } from "./routes/journeys";
+import { openApiRoutes } from "./routes/openapi";
+import { topicRoutes } from "./routes/topics";
 import { userRoutes } from "./routes/users";
 
 export const API_PREFIX = "/api/v2";
@@ -19,9 +23,13 @@ export function createApp(deps: GatewayDeps): Koa {
   const api = new Router({ prefix: API_PREFIX });
   identifyRoutes(api, deps);
   userRoutes(api, deps);
+  journeyRoutes(api, deps);
+  topicRoutes(api, deps);
+  openApiRoutes(root, api);
 
-  app.use(requestLog(deps.logger));
+  app.use(requestLog(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
+  for (const middleware of adminQueues(deps)) app.use(middleware);
   app.use(root.routes());
   app.use(api.routes());
   return app;

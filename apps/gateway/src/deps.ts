@@ -1,19 +1,24 @@
 import type { Sql } from "@cm/db";
-import type { IdentifyJobData } from "@cm/queue";
+import type { IdentifyJobData, TopicFanoutJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
 import type { IdentifyBatcher } from "./identify-batcher";
+import type { GatewayMetrics } from "./metrics";
 
 /** What the routes need, built once at start-up (main.ts) or by a test. */
 export interface GatewayDeps {
   sql: Sql;
   redis: Redis;
   identifyQueue: Queue<IdentifyJobData>;
+  topicFanoutQueue: Queue<TopicFanoutJobData>;
   credentials: CredentialCache;
   identifyBatcher: IdentifyBatcher;
   logger: Logger;
+  metrics: GatewayMetrics;
+  /** Guards the queue dashboard; undefined refuses everyone. */
+  adminToken: string | undefined;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }

@@ -8,6 +8,7 @@ import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
 import type { GatewayDeps } from "./deps";
 import { IdentifyBatcher } from "./identify-batcher";
+import { createGatewayMetrics } from "./metrics";
 
 export interface RunningGateway {
   server: Server;
@@ -26,6 +27,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
 
+  const metrics = createGatewayMetrics([queue, fanoutQueue]);
+
   const deps: GatewayDeps = {
     sql,
     redis,
@@ -34,11 +37,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     credentials: new CredentialCache((token) => findCredential(sql, token)),
     identifyBatcher: new IdentifyBatcher(
       async (events) => {
-        await queue.add("identify", { events });
+        await queue.add("identify", { events, acceptedAt: Date.now() });
       },
       { maxBatchSize: config.identifyBatchSize, maxWaitMs: config.identifyBatchWaitMs },
+      (size) => metrics.identifyBatchSize.observe(size),
     ),
     logger,
+    metrics,
+    adminToken: config.adminToken,
     readiness: { accepting: true },
   };
 
@@ -51,6 +57,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const stop = () => {
     stopping ??= (async () => {
       deps.readiness.accepting = false;
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);

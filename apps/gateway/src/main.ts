@@ -1,6 +1,7 @@
 import { createLogger, loadConfig } from "@cm/config";
 import { startGateway } from "./gateway";
 
+/** Longest a stop may take once the shutdown delay is over; then the process exits anyway. */
 const SHUTDOWN_TIMEOUT_MS = 25_000;
 
 async function main(): Promise<void> {
@@ -14,7 +15,7 @@ async function main(): Promise<void> {
     setTimeout(() => {
       logger.error("gateway did not stop in time");
       process.exit(1);
-    }, SHUTDOWN_TIMEOUT_MS).unref();
+    }, config.shutdownDelayMs + SHUTDOWN_TIMEOUT_MS).unref();
     gateway.stop().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -16,6 +16,13 @@ export interface Config {
   identifyBatchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
   /** ...waiting at most this long for a batch to fill. */
   identifyBatchWaitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+  /**
+   * After SIGTERM the gateway answers /readyz with 503 but keeps serving this long, so a load
+   * balancer stops sending traffic before the listener closes.
+   */
+  shutdownDelayMs: number & tags.Type<"uint32"> & tags.Maximum<60000>;
+  /** Where a worker answers /healthz, /readyz and /metrics (0 picks a free port). */
+  metricsPort: number & tags.Type<"uint32"> & tags.Maximum<65535>;
   /** Identify jobs one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
@@ -36,6 +43,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
     identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
+    shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),
+    metricsPort: env.METRICS_PORT === undefined ? 9464 : Number(env.METRICS_PORT),
     workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),
     workerLockMs: env.WORKER_LOCK_MS === undefined ? 30_000 : Number(env.WORKER_LOCK_MS),
   };

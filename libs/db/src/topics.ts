@@ -1,4 +1,4 @@
-import type { TopicStatus } from "@cm/domain";
+import type { TopicStatus, TopicValues } from "@cm/domain";
 import type { Db } from "./connect";
 
 export interface TopicRow {
@@ -27,6 +27,45 @@ export async function insertTopic(sql: Db, topic: NewTopic): Promise<TopicRow> {
   return row as TopicRow;
 }
 
+/** The unique index topics_project_name_key refused a name the project already has, ignoring case. */
+export function isDuplicateTopicName(error: unknown): boolean {
+  const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
+  return code === "23505" && constraint_name === "topics_project_name_key";
+}
+
 export async function allTopicsOfProject(sql: Db, projectId: number): Promise<TopicRow[]> {
   return sql<TopicRow[]>`SELECT * FROM topics WHERE project_id = ${projectId} ORDER BY id`;
+}
+
+/** Keyset page of a project's topics: up to `count` with an id above `afterId`, by id. */
+export async function topicsAfter(sql: Db, projectId: number, afterId: number, count: number): Promise<TopicRow[]> {
+  return sql<TopicRow[]>`
+    SELECT * FROM topics
+     WHERE project_id = ${projectId} AND id > ${afterId}
+     ORDER BY id
+     LIMIT ${count}`;
+}
+
+/**
+ * The topic, locked until the transaction ends, or null when the project has no such topic.
+ * The lock orders concurrent updates of one topic and the fan-out chunks of its default.
+ */
+export async function lockTopic(tx: Db, projectId: number, id: number): Promise<TopicRow | null> {
+  const [row] = await tx<TopicRow[]>`
+    SELECT * FROM topics WHERE id = ${id} AND project_id = ${projectId} FOR UPDATE`;
+  return row ?? null;
+}
+
+/**
+ * Throws like insertTopic on a duplicate name. clock_timestamp(), not now(): a transaction
+ * that waited for the row lock must not stamp a time before the update it waited for.
+ */
+export async function saveTopic(tx: Db, id: number, values: TopicValues): Promise<TopicRow> {
+  const [row] = await tx<TopicRow[]>`
+    UPDATE topics
+       SET name = ${values.name}, description = ${values.description},
+           default_status = ${values.default_status}, updated_at = clock_timestamp()
+     WHERE id = ${id}
+    RETURNING *`;
+  return row as TopicRow;
 }

@@ -1,5 +1,7 @@
 export * from "./credential-token";
 export * from "./identify";
+export * from "./journey";
+export * from "./journey-graph";
 export * from "./json";
 export * from "./permissions";
 export * from "./profile-state";

@@ -51,16 +51,141 @@ export function topicResource(topic: TopicRecord): Record<string, unknown> {
   };
 }
 
+/** Lengths count characters (code points), as Postgres' length() does, not UTF-16 units. */
+function characters(text: string): number {
+  return [...text].length;
+}
+
+/** Postgres text cannot hold U+0000. */
+const NUL_MESSAGE = "must not contain the character U+0000";
+
 /** Problems with a topic name as saved (trimmed), or none. */
 export function topicNameProblems(name: string): string[] {
   const trimmed = name.trim();
   if (trimmed.length === 0) return ["name must not be empty"];
-  if (trimmed.length > TOPIC_NAME_MAX) return [`name must be at most ${TOPIC_NAME_MAX} characters`];
+  if (characters(trimmed) > TOPIC_NAME_MAX) return [`name must be at most ${TOPIC_NAME_MAX} characters`];
+  if (trimmed.includes("\u0000")) return [`name ${NUL_MESSAGE}`];
   return [];
 }
 
 export function topicDescriptionProblems(description: string | null): string[] {
-  return description !== null && description.length > TOPIC_DESCRIPTION_MAX
-    ? [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`]
-    : [];
+  if (description === null) return [];
+  if (characters(description) > TOPIC_DESCRIPTION_MAX) return [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`];
+  if (description.includes("\u0000")) return [`description ${NUL_MESSAGE}`];
+  return [];
+}
+
+/** The writable fields of a topic, as the API names them (types are checked by typia). */
+export interface TopicFields {
+  name?: string;
+  description?: string | null;
+  default_status?: TopicStatus;
+}
+
+/** Body of PATCH /topics/{id}: omitted fields are left unchanged, a null description clears it. */
+export type TopicPatch = TopicFields;
+
+/** Body of POST /topics. */
+export interface NewTopicBody extends TopicFields {
+  name: string;
+}
+
+/** One entry of a 422 body: what is wrong and where (a body field, or "" for the body itself). */
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+/**
+ * The rules typia cannot express (lengths after trimming, characters Postgres refuses), for
+ * the fields that have the right type; typia reports the others.
+ */
+export function topicFieldProblems(fields: { name?: unknown; description?: unknown }): FieldProblem[] {
+  const name = typeof fields.name === "string" ? topicNameProblems(fields.name) : [];
+  const description = typeof fields.description === "string" ? topicDescriptionProblems(fields.description) : [];
+  return [
+    ...name.map((message) => ({ path: "name", message })),
+    ...description.map((message) => ({ path: "description", message })),
+  ];
+}
+
+/** Rule 5 of api.md "Update a topic": an empty patch is refused. */
+export function topicPatchProblems(body: object): FieldProblem[] {
+  if (Object.keys(body).length === 0) {
+    return [{ path: "", message: "body must have at least one of name, description, default_status" }];
+  }
+  return topicFieldProblems(body);
+}
+
+/** Topic ids are Postgres integers; any other path segment names no topic. */
+export function topicIdFromPath(segment: string): number | null {
+  if (!/^[1-9][0-9]{0,9}$/.test(segment)) return null;
+  const id = Number(segment);
+  return id <= 2_147_483_647 ? id : null;
+}
+
+export const TOPIC_PAGE_DEFAULT = 25;
+export const TOPIC_PAGE_MAX = 100;
+
+/** A page of the topic list: at most `limit` topics with an id above `afterId`. */
+export interface TopicPageRequest {
+  limit: number;
+  afterId: number;
+}
+
+const CURSOR_TEXT = /^topic:([0-9]{1,10})$/;
+
+/** Opaque to clients, so the keyset behind it can change without breaking them. */
+export function topicCursor(lastId: number): string {
+  return Buffer.from(`topic:${lastId}`).toString("base64url");
+}
+
+function afterIdFromCursor(cursor: string): number | null {
+  const match = CURSOR_TEXT.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (match === null || topicCursor(Number(match[1])) !== cursor) return null;
+  return Number(match[1]);
+}
+
+/** Reads `limit` and `cursor` from a query string (a repeated parameter is a problem too). */
+export function topicPageRequest(query: {
+  limit?: string | string[];
+  cursor?: string | string[];
+}): { ok: true; page: TopicPageRequest } | { ok: false; problems: FieldProblem[] } {
+  const problems: FieldProblem[] = [];
+  let limit = TOPIC_PAGE_DEFAULT;
+  if (query.limit !== undefined) {
+    const text = query.limit;
+    if (typeof text === "string" && /^[0-9]{1,3}$/.test(text) && Number(text) >= 1 && Number(text) <= TOPIC_PAGE_MAX) {
+      limit = Number(text);
+    } else {
+      problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${TOPIC_PAGE_MAX}` });
+    }
+  }
+  let afterId = 0;
+  if (query.cursor !== undefined) {
+    const id = typeof query.cursor === "string" ? afterIdFromCursor(query.cursor) : null;
+    if (id === null) problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
+    else afterId = id;
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, page: { limit, afterId } };
+}
+
+/** What a topic update can change. */
+export interface TopicValues {
+  name: string;
+  description: string | null;
+  default_status: TopicStatus;
+}
+
+/** api.md "Update a topic" rules 1 and 2: omitted fields stay, a null description clears it; names are saved trimmed. */
+export function applyTopicPatch(current: TopicValues, patch: TopicPatch): TopicValues {
+  return {
+    name: patch.name === undefined ? current.name : patch.name.trim(),
+    description: patch.description === undefined ? current.description : patch.description,
+    default_status: patch.default_status ?? current.default_status,
+  };
+}
+
+export function sameTopicValues(a: TopicValues, b: TopicValues): boolean {
+  return a.name === b.name && a.description === b.description && a.default_status === b.default_status;
 }

@@ -1,5 +1,6 @@
 import { applyProfileWrites, createCredential, insertTopic, type Sql } from "@cm/db";
 import { PERMISSIONS, profileKeyForId, stateFromEvent, type IdentifyEvent, type TopicStatus } from "@cm/domain";
+import { importDemoJourneys } from "./journey";
 
 export const DEMO_PROJECT_NAME = "Demo project";
 const DEMO_PROFILES = 300;
@@ -51,6 +52,7 @@ export async function demoCommand(sql: Sql) {
         tx,
         events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromEvent(event) })),
       );
+      await importDemoJourneys(tx, projectId);
     }
     const { id, name } = project as { id: number; name: string };
     return {

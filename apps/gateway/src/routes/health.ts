@@ -10,10 +10,18 @@ function withTimeout<T>(work: Promise<T>): Promise<T> {
   ]);
 }
 
-/** /healthz: the process answers. /readyz: it can take traffic (Postgres and Redis reachable, not stopping). */
+/**
+ * /healthz: the process answers. /readyz: it can take traffic (Postgres and Redis reachable,
+ * not stopping). /metrics: Prometheus text.
+ */
 export function healthRoutes(router: Router, deps: GatewayDeps): void {
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
+  });
+
+  router.get("/metrics", async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType;
+    ctx.body = await deps.metrics.registry.metrics();
   });
 
   router.get("/readyz", async (ctx) => {

@@ -5,11 +5,22 @@ import { Worker, type Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { applyIdentifyEvents } from "../features/apply-identify";
+import type { WorkerMetrics } from "../metrics";
 
-export function identifyWorker(config: Config, connection: Redis, sql: Sql, logger: Logger): Worker<IdentifyJobData> {
+export function identifyWorker(
+  config: Config,
+  connection: Redis,
+  sql: Sql,
+  logger: Logger,
+  metrics: WorkerMetrics,
+): Worker<IdentifyJobData> {
   const applyJob = async (job: Job<IdentifyJobData>): Promise<{ applied: number; poisoned: number }> => {
-    const started = performance.now();
+    const endTimer = metrics.identifyBatchSeconds.startTimer();
     const outcome = await applyIdentifyEvents(sql, job.data.events);
+    const seconds = endTimer();
+    metrics.identifyEventsApplied.inc(outcome.applied);
+    metrics.identifyDeadLetters.inc(outcome.poisoned.length);
+    if (job.data.acceptedAt !== undefined) metrics.identifyLagSeconds.observe((Date.now() - job.data.acceptedAt) / 1000);
     for (const { event, error } of outcome.poisoned) {
       const message = error instanceof Error ? error.message : String(error);
       await recordDeadLetter(sql, { projectId: event.projectId, jobId: job.id ?? null, event, error: message });
@@ -18,7 +29,7 @@ export function identifyWorker(config: Config, connection: Redis, sql: Sql, logg
     for (const ignored of outcome.ignoredTopics) {
       logger.warn({ projectId: ignored.projectId, topicIds: ignored.topicIds }, "topic choices for unknown topics ignored");
     }
-    logger.debug({ jobId: job.id, events: job.data.events.length, ms: Math.round(performance.now() - started) }, "identify batch applied");
+    logger.debug({ jobId: job.id, events: job.data.events.length, ms: Math.round(seconds * 1000) }, "identify batch applied");
     return { applied: outcome.applied, poisoned: outcome.poisoned.length };
   };
 

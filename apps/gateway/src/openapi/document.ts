@@ -1,0 +1,154 @@
+import type { IdentifyBody, NewTopicBody, TopicPatch } from "@cm/domain";
+import typia from "typia";
+import type {
+  ErrorReply,
+  IdentifyReply,
+  Journey,
+  Message,
+  ProblemsReply,
+  Profile,
+  Topic,
+  TopicPage,
+} from "./resources";
+
+// Request bodies are the types the gateway validates with; responses come from ./resources.
+const schemas = typia.json.schemas<
+  [IdentifyBody, TopicPatch, NewTopicBody, IdentifyReply, ErrorReply, ProblemsReply, Topic, TopicPage, Profile, Journey, Message],
+  "3.1"
+>();
+
+// One reference per type above, in the same order (an alias keeps its target's name).
+const [identifyBody, topicPatch, newTopicBody, identifyReply, errorReply, problemsReply, topic, topicPage, profile, journey, message] =
+  schemas.schemas as { $ref: string }[];
+const json = (schema: object | undefined, description: string) => ({ description, content: { "application/json": { schema } } });
+
+const identifyError = (description: string) => json(identifyReply, description);
+const error = (description: string) => json(errorReply, description);
+const problems = (description: string) => json(problemsReply, description);
+
+const revisionHeader = {
+  name: "revision",
+  in: "header",
+  required: false,
+  description: "Dated API revision (YYYY-MM-DD); the newest revision on or before it applies. Absent: the latest.",
+  schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
+};
+const pathId = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "integer" } });
+
+const keyFailures = {
+  "400": problems("The revision header is malformed or older than the first revision"),
+  "401": error("Missing or invalid API key"),
+  "403": error("The key lacks the required permission"),
+  "503": error("The key cannot be checked right now; see Retry-After"),
+};
+
+/** The OpenAPI 3.1 document of every operation, served at /api/v2/openapi.json. */
+export const openApiDocument = {
+  openapi: "3.1.0",
+  info: {
+    title: "Profile, Topic and Journey API",
+    version: "2.0.0",
+    description: "Identify profiles, update preference-center topics, read journeys and their message metadata.",
+  },
+  servers: [{ url: "/api/v2" }],
+  components: {
+    schemas: schemas.components.schemas,
+    securitySchemes: {
+      authToken: { type: "apiKey", in: "query", name: "auth_token", description: "The project's identify auth token" },
+      apiKey: { type: "apiKey", in: "header", name: "Authorization", description: "An API key, raw or as `Bearer <key>`" },
+    },
+  },
+  paths: {
+    "/users/track": {
+      post: {
+        operationId: "identifyUser",
+        summary: "Identify a user: create or update a profile",
+        security: [{ authToken: [] }],
+        requestBody: { required: true, content: { "application/json": { schema: identifyBody } } },
+        responses: {
+          "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
+          "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
+          "401": identifyError("Missing or invalid auth_token"),
+          "404": identifyError("Unknown path or method"),
+          "413": identifyError("Body larger than 256 KiB"),
+          "500": identifyError("The update could not be queued; nothing was accepted"),
+        },
+      },
+    },
+    "/users/{id}": {
+      get: {
+        operationId: "getProfile",
+        summary: "Read a profile as the workers have applied it (permission profile:read)",
+        security: [{ apiKey: [] }],
+        parameters: [{ ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } }, revisionHeader],
+        responses: { "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") },
+      },
+    },
+    "/topics": {
+      get: {
+        operationId: "listTopics",
+        summary: "List topics, cursor-paginated (permission campaign:read)",
+        security: [{ apiKey: [] }],
+        parameters: [
+          { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
+          { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+          revisionHeader,
+        ],
+        responses: { "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") },
+      },
+      post: {
+        operationId: "createTopic",
+        summary: "Create a topic (permission campaign:write)",
+        security: [{ apiKey: [] }],
+        parameters: [revisionHeader],
+        requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
+        responses: {
+          "201": json(topic, "The new topic"),
+          ...keyFailures,
+          "409": problems("Another topic of the project has this name, ignoring case"),
+          "422": problems("The body breaks a rule"),
+        },
+      },
+    },
+    "/topics/{id}": {
+      patch: {
+        operationId: "updateTopic",
+        summary: "Update a topic (permission campaign:write)",
+        security: [{ apiKey: [] }],
+        parameters: [pathId("The topic id"), revisionHeader],
+        requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
+        responses: {
+          "200": json(topic, "The updated topic"),
+          ...keyFailures,
+          "404": error("Unknown topic, or a topic of another project"),
+          "409": problems("Another topic of the project has this name, ignoring case"),
+          "422": problems("Empty patch, unknown property, wrong type or length"),
+        },
+      },
+    },
+    "/journeys/{id}": {
+      get: {
+        operationId: "getJourney",
+        summary: "Get a journey with its full graph (permission campaign:read)",
+        security: [{ apiKey: [] }],
+        parameters: [pathId("The journey id"), revisionHeader],
+        responses: { "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") },
+      },
+    },
+    "/journeys/{id}/messages": {
+      get: {
+        operationId: "listJourneyMessages",
+        summary: "List the messages of a journey, by node id (permission campaign:read)",
+        security: [{ apiKey: [] }],
+        parameters: [pathId("The journey id"), revisionHeader],
+        responses: {
+          "200": json({ type: "array", items: message }, "One message per message node"),
+          ...keyFailures,
+          "404": error("Unknown journey"),
+        },
+      },
+    },
+  },
+} as const;
+
+export type OpenApiDocument = typeof openApiDocument;

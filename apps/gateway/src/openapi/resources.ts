@@ -1,0 +1,132 @@
+import type { JourneyStatus, TopicStatus } from "@cm/domain";
+import type { tags } from "typia";
+
+// The response bodies of api.md, as types the OpenAPI document is generated from. Request
+// bodies are not here: the document uses the very types the gateway validates with.
+
+type Integer = number & tags.Type<"int32">;
+type DateTime = string & tags.Format<"date-time">;
+
+/** Identify answers, successful or not. */
+export interface IdentifyReply {
+  status: Integer;
+  message: string;
+}
+
+/** Key-authenticated failures: unauthorized, forbidden, not_found, method_not_allowed, unavailable. */
+export interface ErrorReply {
+  error: string;
+}
+
+/** Validation failures (400, 409, 413, 422): one entry per problem. */
+export interface ProblemsReply {
+  errors: { message: string; path?: string }[];
+}
+
+export interface Topic {
+  id: Integer;
+  name: string;
+  /** Omitted when blank. */
+  description?: string;
+  default_status: TopicStatus;
+  created_at: DateTime;
+  updated_at: DateTime;
+}
+
+export interface TopicPage {
+  data: Topic[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export interface ProfileChannel {
+  type: string;
+  address: string;
+  platform: string | null;
+}
+
+export interface ProfileTopic {
+  id: Integer;
+  name: string;
+  status: TopicStatus;
+  source: "explicit" | "default";
+}
+
+export interface Profile {
+  id: string | null;
+  email: string | null;
+  channels: ProfileChannel[];
+  data: Record<string, unknown>;
+  topics: ProfileTopic[];
+  created_at: DateTime;
+  updated_at: DateTime;
+}
+
+/** Message metadata only: content bodies are never returned. */
+export interface Content {
+  id: Integer;
+  locale: string | null;
+  is_default: boolean;
+  subject: string;
+  preheader_text: string;
+}
+
+export interface Message {
+  id: Integer;
+  /** Email only; null for SMS and push. */
+  from: string | null;
+  reply_to: string | null;
+  contents: Content[];
+}
+
+export interface EnterOrExitNode {
+  id: Integer;
+  type: "enter" | "exit";
+}
+
+export interface DelayNode {
+  id: Integer;
+  type: "delay";
+  delay: {
+    duration: number;
+    duration_unit: string;
+    delivery_option: number;
+    delay_property: string | null;
+    property_type: string | null;
+    preferred_delivery_time: string | null;
+  };
+}
+
+export interface MessageNode {
+  id: Integer;
+  type: "email" | "sms" | "push";
+  title: string;
+  message: Message;
+}
+
+export interface BranchNode {
+  id: Integer;
+  type: "branch";
+  conditions: { combinator: string; groups: unknown[] };
+}
+
+export type JourneyNode = EnterOrExitNode | DelayNode | MessageNode | BranchNode;
+
+export interface JourneyEdge {
+  from: Integer;
+  to: Integer;
+  /** Only on edges leaving a branch node. */
+  branch_index?: Integer;
+}
+
+export interface Journey {
+  id: Integer;
+  name: string;
+  description: string | null;
+  status: JourneyStatus;
+  trigger: { type: string; event_name?: string | null };
+  nodes: JourneyNode[];
+  edges: JourneyEdge[];
+  created_at: DateTime;
+  updated_at: DateTime;
+}

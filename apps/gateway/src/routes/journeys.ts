@@ -1,0 +1,37 @@
+import { journeyJson, journeyMessagesJson } from "@cm/db";
+import type Router from "@koa/router";
+import { ApiError } from "../api-error";
+import { requireApiKey } from "../auth/authenticate";
+import type { GatewayDeps } from "../deps";
+import { applyRevision } from "../middleware/revision";
+
+/** Journey ids are Postgres `serial` values: a larger number names no journey. */
+const MAX_JOURNEY_ID = 2_147_483_647;
+
+/** A journey id from the path; anything that cannot be one is an unknown journey (decisions.md). */
+function journeyId(param: string | undefined): number {
+  if (param === undefined || !/^[1-9][0-9]{0,9}$/.test(param) || Number(param) > MAX_JOURNEY_ID) throw ApiError.notFound();
+  return Number(param);
+}
+
+/**
+ * api.md "Get a journey" and "List messages of a journey". The repository answers with the
+ * resource's JSON text, which is sent as is.
+ */
+export function journeyRoutes(router: Router, deps: GatewayDeps): void {
+  const readAccess = requireApiKey(deps.credentials, "campaign:read");
+
+  router.get("/journeys/:id", readAccess, applyRevision, async (ctx) => {
+    const journey = await journeyJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
+    if (journey === null) throw ApiError.notFound();
+    ctx.type = "json";
+    ctx.body = journey;
+  });
+
+  router.get("/journeys/:id/messages", readAccess, applyRevision, async (ctx) => {
+    const messages = await journeyMessagesJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
+    if (messages === null) throw ApiError.notFound();
+    ctx.type = "json";
+    ctx.body = messages;
+  });
+}

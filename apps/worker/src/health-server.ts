@@ -1,0 +1,50 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Sql } from "@cm/db";
+import type { Redis } from "ioredis";
+import type { Registry } from "prom-client";
+
+const PROBE_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(work: Promise<T>): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<T>((_, reject) => setTimeout(() => reject(new Error("probe timed out")), PROBE_TIMEOUT_MS).unref()),
+  ]);
+}
+
+export interface HealthServer {
+  server: Server;
+  port: number;
+}
+
+/**
+ * A worker has no API, only probes and metrics: /healthz (alive), /readyz (Postgres and Redis
+ * reachable, not stopping) and /metrics (Prometheus).
+ */
+export async function startHealthServer(
+  port: number,
+  deps: { sql: Sql; redis: Redis; registry: Registry; readiness: { accepting: boolean } },
+): Promise<HealthServer> {
+  const server = createServer((req, res) => {
+    const reply = (status: number, body: string, type = "application/json") => {
+      res.writeHead(status, { "content-type": type });
+      res.end(body);
+    };
+    if (req.url === "/healthz") return reply(200, '{"status":"ok"}');
+    if (req.url === "/metrics") {
+      deps.registry.metrics().then((text) => reply(200, text, deps.registry.contentType), () => reply(500, "{}"));
+      return;
+    }
+    if (req.url === "/readyz") {
+      Promise.allSettled([withTimeout(deps.sql`SELECT 1`), withTimeout(deps.redis.ping())]).then(([postgres, redis]) => {
+        const ready = deps.readiness.accepting && postgres.status === "fulfilled" && redis.status === "fulfilled";
+        reply(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting }));
+      });
+      return;
+    }
+    reply(404, '{"error":"not_found"}');
+  });
+  await new Promise<void>((resolve) => server.listen(port, resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+}

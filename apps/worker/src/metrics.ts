@@ -1,0 +1,39 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+
+export interface WorkerMetrics {
+  registry: Registry;
+  identifyBatchSeconds: Histogram;
+  identifyEventsApplied: Counter;
+  identifyDeadLetters: Counter;
+  identifyLagSeconds: Histogram;
+  fanoutProfiles: Counter<"topic">;
+}
+
+export function createWorkerMetrics(): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  return {
+    registry,
+    identifyBatchSeconds: new Histogram({
+      name: "identify_batch_apply_seconds",
+      help: "Time to apply one identify job (one SQL statement, more when a batch is split) to Postgres",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    identifyEventsApplied: new Counter({ name: "identify_events_applied_total", help: "Identify events applied to Postgres", registers }),
+    identifyDeadLetters: new Counter({ name: "identify_dead_letters_total", help: "Identify events Postgres refused, kept in identify_dead_letters", registers }),
+    identifyLagSeconds: new Histogram({
+      name: "identify_end_to_end_lag_seconds",
+      help: "From the gateway accepting an identify to a worker having applied it",
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    }),
+    fanoutProfiles: new Counter({
+      name: "topic_fanout_profiles_total",
+      help: "Profiles visited by topic default fan-outs",
+      labelNames: ["topic"],
+      registers,
+    }),
+  };
+}

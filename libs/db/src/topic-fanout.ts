@@ -1,0 +1,104 @@
+import type { TopicStatus } from "@cm/domain";
+import type { Db, Sql } from "./connect";
+
+/**
+ * Starts the fan-out of a topic's new default and returns its generation; any earlier fan-out
+ * of the topic is superseded and its progress dropped. Call it in the transaction that changes
+ * the default, after lockTopic.
+ */
+export async function startTopicFanout(tx: Db, topicId: number): Promise<number> {
+  const [row] = await tx<{ generation: number }[]>`
+    INSERT INTO topic_fanouts (topic_id, generation) VALUES (${topicId}, 1)
+    ON CONFLICT (topic_id) DO UPDATE SET
+      generation = topic_fanouts.generation + 1, after_key = NULL, chunks = 0, profiles_updated = 0,
+      started_at = clock_timestamp(), finished_at = NULL
+    RETURNING generation`;
+  return (row as { generation: number }).generation;
+}
+
+/** After a chunk: `stale` when the generation is not the topic's latest default change. */
+export type FanoutStep =
+  | { state: "stale" }
+  | { state: "running" | "finished"; scanned: number; updated: number };
+
+/**
+ * Gives the next `chunkSize` profiles of the topic's project (keyset on key, after the saved
+ * progress) the topic's default, skipping profiles with an explicit choice, and saves the
+ * progress; one transaction, so a chunk is done exactly once whatever dies when.
+ */
+export async function fanOutChunk(sql: Sql, topicId: number, generation: number, chunkSize: number): Promise<FanoutStep> {
+  return sql.begin(async (tx) => {
+    // Waits for a transaction changing the topic (the one that queued this job may still be
+    // open) and keeps the default from changing until this chunk commits. The fan-out row is
+    // read in a second statement so that it is read after that wait.
+    const [topic] = await tx<{ project_id: number; default_status: TopicStatus }[]>`
+      SELECT project_id, default_status FROM topics WHERE id = ${topicId} FOR UPDATE`;
+    const [fanout] = await tx<{ generation: number; after_key: string | null; finished: boolean }[]>`
+      SELECT generation, after_key, finished_at IS NOT NULL AS finished FROM topic_fanouts WHERE topic_id = ${topicId}`;
+    if (topic === undefined || fanout?.generation !== generation) return { state: "stale" } as const;
+    if (fanout.finished) return { state: "finished", scanned: 0, updated: 0 } as const;
+
+    // Index scan only: the chunk's rows are updated in key order, the order identify batches
+    // lock them in, so the two cannot deadlock (and a misestimated range cannot turn into a
+    // sequential scan). No wait for the WAL flush at commit: a chunk lost in a Postgres crash
+    // loses its progress with it, and is simply done again.
+    await tx.unsafe(
+      "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL synchronous_commit = off",
+    );
+    const chunk = await applyDefaultToChunk(tx, {
+      projectId: topic.project_id,
+      topicId,
+      status: topic.default_status,
+      afterKey: fanout.after_key ?? "",
+      chunkSize,
+    });
+    const finished = chunk.scanned < chunkSize;
+    await tx`
+      UPDATE topic_fanouts
+         SET after_key = coalesce(${chunk.lastKey}, after_key), chunks = chunks + 1,
+             profiles_updated = profiles_updated + ${chunk.updated},
+             finished_at = CASE WHEN ${finished} THEN clock_timestamp() END
+       WHERE topic_id = ${topicId}`;
+    return { state: finished ? "finished" : "running", scanned: chunk.scanned, updated: chunk.updated } as const;
+  });
+}
+
+interface ChunkOutcome {
+  lastKey: string | null;
+  scanned: number;
+  updated: number;
+}
+
+/**
+ * One statement: the chunk is the next `chunkSize` keys of the project whatever their state,
+ * so its cost is bounded even when few of them need the write. A choice counts as explicit
+ * when a reader sees it (written at or after the profile's creation, libs/domain
+ * visibleProfile); rows that are not profiles yet are left alone. Rows that already hold the
+ * default are not rewritten, which keeps a repeated chunk cheap and updated_at honest.
+ */
+async function applyDefaultToChunk(
+  tx: Db,
+  chunk: { projectId: number; topicId: number; status: TopicStatus; afterKey: string; chunkSize: number },
+): Promise<ChunkOutcome> {
+  const topicKey = String(chunk.topicId);
+  const [row] = await tx<ChunkOutcome[]>`
+    WITH chunk AS (
+      SELECT key FROM profiles
+       WHERE project_id = ${chunk.projectId} AND key > ${chunk.afterKey}
+       ORDER BY key
+       LIMIT ${chunk.chunkSize}
+    ), bounds AS (
+      SELECT max(key) AS last_key, count(*)::integer AS scanned FROM chunk
+    ), updated AS (
+      UPDATE profiles AS p
+         SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = now()
+        FROM bounds
+       WHERE p.project_id = ${chunk.projectId} AND p.key > ${chunk.afterKey} AND p.key <= bounds.last_key
+         AND p.created_t IS NOT NULL
+         AND NOT coalesce((p.topic_choices -> ${topicKey} ->> 't')::bigint >= p.created_t, false)
+         AND p.topic_defaults ->> ${topicKey} IS DISTINCT FROM ${chunk.status}
+      RETURNING 1
+    )
+    SELECT last_key AS "lastKey", scanned, (SELECT count(*)::integer FROM updated) AS updated FROM bounds`;
+  return row as ChunkOutcome;
+}

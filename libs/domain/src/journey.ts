@@ -1,0 +1,150 @@
+import type { tags } from "typia";
+import { graphProblems } from "./journey-graph";
+
+export const JOURNEY_STATUSES = ["draft", "active", "paused", "archived", "cancelled"] as const;
+export type JourneyStatus = (typeof JOURNEY_STATUSES)[number];
+
+export const MESSAGE_NODE_TYPES = ["email", "sms", "push"] as const;
+export type MessageNodeType = (typeof MESSAGE_NODE_TYPES)[number];
+
+/**
+ * api.md leaves transitions open (docs/journeys.md): a journey that has run never returns to
+ * draft, cancelled is final but for archiving, and an archived journey comes back as a draft.
+ */
+const TRANSITIONS: Record<JourneyStatus, readonly JourneyStatus[]> = {
+  draft: ["active", "cancelled", "archived"],
+  active: ["paused", "cancelled", "archived"],
+  paused: ["active", "cancelled", "archived"],
+  cancelled: ["archived"],
+  archived: ["draft"],
+};
+
+export function isJourneyStatus(value: string): value is JourneyStatus {
+  return (JOURNEY_STATUSES as readonly string[]).includes(value);
+}
+
+/** Statuses a journey may move to from `from`; staying put is always allowed (a no-op). */
+export function allowedTransitions(from: JourneyStatus): readonly JourneyStatus[] {
+  return TRANSITIONS[from];
+}
+
+export function canTransition(from: JourneyStatus, to: JourneyStatus): boolean {
+  return from === to || TRANSITIONS[from].includes(to);
+}
+
+type LocalId = number & tags.Type<"int32">;
+type Text = string & tags.MinLength<1> & tags.MaxLength<255>;
+
+export interface JourneyFileTrigger {
+  type: string & tags.Pattern<"^[a-z][a-z0-9_]{0,63}$">;
+  event_name?: Text | null;
+}
+
+export interface JourneyFileContent {
+  /** Ignored: ids are given on import. */
+  id?: number;
+  locale: (string & tags.MinLength<1> & tags.MaxLength<35>) | null;
+  is_default: boolean;
+  subject: string & tags.MaxLength<998>;
+  preheader_text: string & tags.MaxLength<998>;
+  /** Stored, never returned. */
+  body?: { html?: string | null; text?: string | null };
+}
+
+export interface JourneyFileMessage {
+  /** Ignored: ids are given on import. */
+  id?: number;
+  from?: Text | null;
+  reply_to?: Text | null;
+  contents: JourneyFileContent[] & tags.MaxItems<100>;
+}
+
+export interface JourneyFileEnterOrExit {
+  id: LocalId;
+  type: "enter" | "exit";
+}
+
+export interface JourneyFileDelay {
+  id: LocalId;
+  type: "delay";
+  delay: {
+    duration: number & tags.Minimum<0>;
+    duration_unit: string & tags.MinLength<1> & tags.MaxLength<32>;
+    delivery_option: number;
+    /** Shapes not shown by api.md: any JSON value, returned as given (null when absent). */
+    delay_property?: unknown;
+    property_type?: unknown;
+    preferred_delivery_time?: unknown;
+  };
+}
+
+export interface JourneyFileBranch {
+  id: LocalId;
+  type: "branch";
+  conditions: {
+    combinator: string & tags.MinLength<1> & tags.MaxLength<32>;
+    groups: unknown[];
+  };
+}
+
+export interface JourneyFileEmail {
+  id: LocalId;
+  type: "email";
+  title: Text;
+  message: JourneyFileMessage;
+}
+
+export interface JourneyFileTextMessage {
+  id: LocalId;
+  type: "sms" | "push";
+  title?: Text | null;
+  message: JourneyFileMessage;
+}
+
+export type JourneyFileNode =
+  | JourneyFileEnterOrExit
+  | JourneyFileDelay
+  | JourneyFileBranch
+  | JourneyFileEmail
+  | JourneyFileTextMessage;
+
+export interface JourneyFileEdge {
+  from: LocalId;
+  to: LocalId;
+  branch_index?: (number & tags.Type<"uint32">) | null;
+}
+
+/**
+ * decisions.md "journey import": one journey in the shape `GET /journeys/{id}` returns, plus
+ * content bodies and the audience. Node ids are local to the file; other ids and the
+ * timestamps are ignored.
+ */
+export interface JourneyFile {
+  name: Text;
+  description?: (string & tags.MaxLength<2000>) | null;
+  status?: JourneyStatus;
+  trigger: JourneyFileTrigger;
+  nodes: JourneyFileNode[] & tags.MaxItems<1000>;
+  edges: JourneyFileEdge[] & tags.MaxItems<5000>;
+  /** Stored, never returned. */
+  audience?: unknown;
+}
+
+export function isMessageNode(node: JourneyFileNode): node is JourneyFileEmail | JourneyFileTextMessage {
+  return (MESSAGE_NODE_TYPES as readonly string[]).includes(node.type);
+}
+
+/** What typia cannot check in a journey file: the graph rules and fields that depend on a type. */
+export function journeyFileProblems(file: JourneyFile): string[] {
+  const problems = graphProblems(file);
+  const eventName = file.trigger.event_name ?? null;
+  if (file.trigger.type === "event" && eventName === null) problems.push("trigger: an event trigger needs an event_name");
+  if (file.trigger.type !== "event" && eventName !== null) problems.push("trigger: only an event trigger has an event_name");
+  for (const node of file.nodes) {
+    if (!isMessageNode(node) || node.type === "email") continue;
+    for (const field of ["from", "reply_to"] as const) {
+      if ((node.message[field] ?? null) !== null) problems.push(`node ${node.id} (${node.type}): message.${field} is email-only and must be null`);
+    }
+  }
+  return problems;
+}

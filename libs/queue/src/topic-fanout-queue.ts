@@ -1,0 +1,28 @@
+import { Queue, type JobsOptions } from "bullmq";
+import type { Redis } from "ioredis";
+import { TOPIC_FANOUT_QUEUE } from "./names";
+
+/**
+ * One job per change of a topic's default_status. The job holds no progress of its own: the
+ * fan-out's state lives in Postgres (topic_fanouts), keyed by the topic and this generation.
+ */
+export interface TopicFanoutJobData {
+  topicId: number;
+  generation: number;
+}
+
+/** Like identify jobs: retries outlast a Postgres restart, what still fails stays visible. */
+export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = {
+  attempts: 50,
+  backoff: { type: "capped-exponential", delay: 500 },
+  removeOnComplete: true,
+  removeOnFail: false,
+};
+
+export function topicFanoutQueue(connection: Redis, prefix: string): Queue<TopicFanoutJobData> {
+  return new Queue<TopicFanoutJobData>(TOPIC_FANOUT_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: TOPIC_FANOUT_JOB_OPTIONS,
+  });
+}

@@ -1,0 +1,44 @@
+import { existsSync } from "node:fs";
+import { chromium, type Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestStack, type TestStack } from "../support/services";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let stack: TestStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (.ci/run does)`);
+  stack = await createTestStack("docs_page");
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await stack?.close();
+});
+
+describe("/docs in a browser", () => {
+  it("lists every operation of the OpenAPI document", async () => {
+    const base = (await stack.gateway()).url;
+    const document = (await (await fetch(`${base}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({ path, method, id: operation.operationId })),
+    );
+    expect(operations.length).toBeGreaterThanOrEqual(7);
+
+    const page = await browser.newPage();
+    await page.goto(`${base}/docs`);
+    expect(await page.title()).toMatch(/API/);
+    for (const operation of operations) {
+      const heading = page.locator(`#${operation.id} h2`);
+      await expect(heading.isVisible(), operation.id).resolves.toBe(true);
+      const text = (await heading.innerText()).replace(/\s+/g, " ");
+      expect(text).toBe(`${operation.method.toUpperCase()} /api/v2${operation.path}`);
+    }
+    await page.close();
+  });
+});

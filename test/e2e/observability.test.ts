@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningWorker } from "@cm/worker";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+const ADMIN_TOKEN = "admin-token-for-tests-0123456789";
+let stack: TestStack;
+let base: string;
+let worker: RunningWorker;
+
+async function text(url: string, headers: Record<string, string> = {}) {
+  const response = await fetch(url, { headers });
+  return { status: response.status, body: await response.text(), headers: response.headers };
+}
+
+function metricValue(metrics: string, line: RegExp): number {
+  const found = metrics.split("\n").find((l) => line.test(l));
+  return found === undefined ? Number.NaN : Number(found.split(" ").pop());
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("observability", { adminToken: ADMIN_TOKEN });
+  base = (await stack.gateway()).url;
+  worker = await stack.worker();
+  const tracked = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
+    method: "POST",
+    body: JSON.stringify({ id: "metrics-user", email: "metrics@example.com" }),
+  });
+  expect(tracked.status).toBe(200);
+  await fetch(`${base}/api/v2/users/track?auth_token=wrong`, { method: "POST", body: "{}" });
+});
+afterAll(() => stack.close());
+
+describe("gateway /metrics", () => {
+  it("counts requests by route pattern and status, batch sizes, and queue depth per state", async () => {
+    const { status, body, headers } = await text(`${base}/metrics`);
+    expect(status).toBe(200);
+    expect(headers.get("content-type")).toMatch(/text\/plain/);
+    expect(metricValue(body, /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="200"\}/)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(body, /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="401"\}/)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(body, /^identify_enqueue_batch_size_count/)).toBeGreaterThanOrEqual(1);
+    expect(body).toMatch(/^bullmq_queue_jobs\{queue="identify",state="waiting"\} \d+/m);
+    expect(body).toMatch(/^bullmq_queue_jobs\{queue="topic-fanout",state="failed"\} \d+/m);
+    expect(body).toContain("process_cpu_seconds_total");
+  });
+});
+
+describe("worker probes and /metrics", () => {
+  it("answers /healthz and /readyz, and reports batches applied and end-to-end lag", async () => {
+    expect((await text(`${worker.healthUrl}/healthz`)).status).toBe(200);
+    expect((await text(`${worker.healthUrl}/readyz`)).status).toBe(200);
+    const metrics = await waitFor("the identify to be applied", async () => {
+      const { body } = await text(`${worker.healthUrl}/metrics`);
+      return metricValue(body, /^identify_events_applied_total /) >= 1 ? body : undefined;
+    });
+    expect(metricValue(metrics, /^identify_batch_apply_seconds_count /)).toBeGreaterThanOrEqual(1);
+    expect(metricValue(metrics, /^identify_end_to_end_lag_seconds_count /)).toBeGreaterThanOrEqual(1);
+    expect(metrics).toContain("topic_fanout_profiles_total");
+  });
+});
+
+describe("queue dashboard /admin/queues", () => {
+  it("refuses requests without the admin token", async () => {
+    for (const headers of [{}, { authorization: "Bearer not-the-token" }, { authorization: `Bearer ${stack.project.apiKey}` }]) {
+      const reply = await text(`${base}/admin/queues`, headers);
+      expect(reply.status).toBe(401);
+      expect(reply.headers.get("www-authenticate")).toMatch(/Basic/);
+    }
+    expect((await text(`${base}/admin/queues/api/queues`)).status).toBe(401);
+  });
+
+  it("serves the dashboard and its API with the admin token (Bearer or Basic)", async () => {
+    const page = await text(`${base}/admin/queues`, { authorization: `Bearer ${ADMIN_TOKEN}` });
+    expect(page.status).toBe(200);
+    expect(page.body).toMatch(/<html/i);
+    const basic = Buffer.from(`admin:${ADMIN_TOKEN}`).toString("base64");
+    const api = await text(`${base}/admin/queues/api/queues`, { authorization: `Basic ${basic}` });
+    expect(api.status).toBe(200);
+    expect(JSON.parse(api.body).queues.map((q: { name: string }) => q.name).sort()).toEqual(["identify", "topic-fanout"]);
+  });
+});

@@ -1,0 +1,117 @@
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertJourney } from "@cm/db";
+import { sampleJourney } from "../support/journey-files";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+interface OpenApi {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: { "application/json": { schema: object } } }> }>>;
+  components: object;
+}
+
+let stack: TestStack;
+let base: string;
+let document: OpenApi;
+const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+const seen: string[] = [];
+
+/** The documented path template a request path matches, e.g. /topics/7 → /topics/{id}. */
+function template(path: string): string {
+  const relative = path.replace(/^\/api\/v2/, "").split("?")[0] as string;
+  const found = Object.keys(document.paths).find((candidate) =>
+    new RegExp(`^${candidate.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(relative),
+  );
+  if (found === undefined) throw new Error(`${relative} is not in the OpenAPI document`);
+  return found;
+}
+
+/** Sends a request and checks its answer against the document: the status and the body schema. */
+async function call(method: string, path: string, init: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { "content-type": "application/json", ...init.headers };
+  const key = init.key === undefined ? stack.project.apiKey : init.key;
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    ...(init.body === undefined ? {} : { body: typeof init.body === "string" ? init.body : JSON.stringify(init.body) }),
+  });
+  const body = await response.json();
+  const operation = document.paths[template(path)]?.[method.toLowerCase()];
+  expect(operation, `${method} ${path} is documented`).toBeDefined();
+  const documented = operation!.responses[String(response.status)];
+  expect(documented, `${method} ${path} → ${response.status} is documented`).toBeDefined();
+  const schema = documented!.content?.["application/json"].schema;
+  expect(schema, `${method} ${path} → ${response.status} has a body schema`).toBeDefined();
+  const validate = ajv.compile({ ...schema, components: document.components });
+  expect(validate(body), `${method} ${path} → ${response.status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`).toBe(true);
+  seen.push(`${method.toLowerCase()} ${template(path)} ${response.status}`);
+  return { status: response.status, body };
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("openapi");
+  base = (await stack.gateway()).url;
+  await stack.worker();
+  document = (await (await fetch(`${base}/api/v2/openapi.json`)).json()) as OpenApi;
+});
+afterAll(() => stack.close());
+
+describe("real responses conform to /api/v2/openapi.json", () => {
+  it("is served at /api/v2 too", async () => {
+    expect(await (await fetch(`${base}/api/v2`)).json()).toEqual(document);
+  });
+
+  it("identify", async () => {
+    const track = (body: unknown, token = stack.project.authToken) =>
+      call("POST", `/api/v2/users/track?auth_token=${token}`, { body, key: null });
+    expect((await track({ id: "doc-user", email: "doc@example.com", data: { a: [1, null] } })).status).toBe(200);
+    expect((await track({ data: {} })).status).toBe(400);
+    expect((await track({ id: "x" }, "wrong")).status).toBe(401);
+    expect((await track({ id: "x", data: { blob: "y".repeat(300_000) } })).status).toBe(413);
+  });
+
+  it("profile read", async () => {
+    await stack.project.topic("Docs");
+    await waitFor("profile", async () => ((await fetch(`${base}/api/v2/users/doc-user`, { headers: { authorization: stack.project.apiKey } })).status === 200 ? true : undefined));
+    expect((await call("GET", "/api/v2/users/doc-user")).status).toBe(200);
+    expect((await call("GET", "/api/v2/users/nobody")).status).toBe(404);
+    expect((await call("GET", "/api/v2/users/doc-user", { key: null })).status).toBe(401);
+    expect((await call("GET", "/api/v2/users/doc-user", { key: await stack.project.keyWith([]) })).status).toBe(403);
+    expect((await call("GET", "/api/v2/users/doc-user", { headers: { revision: "someday" } })).status).toBe(400);
+  });
+
+  it("topics", async () => {
+    const created = await call("POST", "/api/v2/topics", { body: { name: "Weekly", description: "Every week" } });
+    expect(created.status).toBe(201);
+    expect((await call("POST", "/api/v2/topics", { body: { name: "weekly" } })).status).toBe(409);
+    expect((await call("POST", "/api/v2/topics", { body: { name: "" } })).status).toBe(422);
+    expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: { description: null, default_status: "unsubscribed" } })).status).toBe(200);
+    expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: {} })).status).toBe(422);
+    expect((await call("PATCH", "/api/v2/topics/999999", { body: { name: "x" } })).status).toBe(404);
+    expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: { name: "x" }, key: await stack.project.keyWith(["campaign:read"]) })).status).toBe(403);
+    const page = await call("GET", "/api/v2/topics?limit=1");
+    expect(page.status).toBe(200);
+    expect((await call("GET", `/api/v2/topics?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`)).status).toBe(200);
+    expect((await call("GET", "/api/v2/topics?limit=0")).status).toBe(422);
+  });
+
+  it("journeys and messages", async () => {
+    const id = await insertJourney(stack.db.sql, stack.project.id, sampleJourney());
+    expect((await call("GET", `/api/v2/journeys/${id}`)).status).toBe(200);
+    expect((await call("GET", `/api/v2/journeys/${id}/messages`)).status).toBe(200);
+    expect((await call("GET", "/api/v2/journeys/424242")).status).toBe(404);
+    expect((await call("GET", "/api/v2/journeys/424242/messages")).status).toBe(404);
+    expect((await call("GET", `/api/v2/journeys/${id}`, { key: "nope" })).status).toBe(401);
+  });
+
+  it("exercised every documented operation's success answer", () => {
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const success = Object.keys(operation.responses).find((status) => status.startsWith("2"));
+        expect(seen, `${method} ${path}`).toContain(`${method} ${path} ${success}`);
+      }
+    }
+  });
+});

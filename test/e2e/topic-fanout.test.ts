@@ -1,0 +1,175 @@
+import type { RunningWorker } from "@cm/worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestProject, type TestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+import { fanoutOf, lockProfile, lockWaiters, materialised, seedProfiles, seededId } from "../support/topic-fanout";
+import { waitFor } from "../support/wait";
+
+const PROFILES = 22_500; // five chunks: four full, one part
+const EXPLICIT_EVERY = 10;
+
+let stack: TestStack;
+let base: string;
+let worker: RunningWorker;
+
+async function changeDefault(project: TestProject, topicId: number, status: "subscribed" | "unsubscribed") {
+  const response = await fetch(`${base}/api/v2/topics/${topicId}`, {
+    method: "PATCH",
+    headers: { authorization: project.apiKey, "content-type": "application/json" },
+    body: JSON.stringify({ default_status: status }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+async function track(project: TestProject, body: unknown) {
+  const response = await fetch(`${base}/api/v2/users/track?auth_token=${encodeURIComponent(project.authToken)}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+}
+
+async function topicOf(project: TestProject, userId: string, topicId: number) {
+  const response = await fetch(`${base}/api/v2/users/${userId}`, { headers: { authorization: project.apiKey } });
+  if (response.status !== 200) return undefined;
+  const profile = (await response.json()) as { topics: { id: number; status: string; source: string }[] };
+  return profile.topics.find((topic) => topic.id === topicId);
+}
+
+const finished = (topicId: number, generation = 1) =>
+  waitFor("the fan-out to finish", async () => {
+    const fanout = await fanoutOf(stack.db.sql, topicId);
+    return fanout?.generation === generation && fanout.finished ? fanout : undefined;
+  });
+
+/** Waits until the fan-out has done `chunks` chunks and waits for the locked profile. */
+const blockedAfter = (topicId: number, chunks: number) =>
+  waitFor("the fan-out to reach the locked profile", async () =>
+    (await fanoutOf(stack.db.sql, topicId))?.chunks === chunks && (await lockWaiters(stack.db.sql)) > 0 ? true : undefined,
+  );
+
+/** A project of its own per test, with PROFILES profiles; every tenth chose "subscribed" explicitly. */
+async function seededProject(name: string) {
+  const project = await createTestProject(stack.db.sql, name);
+  const topicId = await project.topic("News", "subscribed");
+  await seedProfiles(stack.db.sql, project.id, PROFILES, { topicId, status: "subscribed", every: EXPLICIT_EVERY });
+  return { project, topicId, withoutChoice: PROFILES - PROFILES / EXPLICIT_EVERY };
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("topic_fanout");
+  base = (await stack.gateway()).url;
+  worker = await stack.worker();
+});
+afterAll(() => stack.close());
+
+describe("fan-out of a default change", () => {
+  it("reaches every profile without an explicit choice, created before and during the fan-out", async () => {
+    const { project, topicId, withoutChoice } = await seededProject("Before and during");
+    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    const reply = await changeDefault(project, topicId, "unsubscribed");
+    expect(reply).toMatchObject({ status: 200, body: { default_status: "unsubscribed" } });
+    // Readers resolve the default when they read: the change shows at once, fan-out or not.
+    expect(await topicOf(project, seededId(20_001), topicId)).toMatchObject({ status: "unsubscribed", source: "default" });
+
+    await blockedAfter(topicId, 2);
+    // New profiles behind the fan-out's position ("i:a…") and ahead of it ("i:z…").
+    await track(project, { id: "a-late" });
+    await track(project, { id: "z-late" });
+    await waitFor("the new profiles", async () => ((await topicOf(project, "z-late", topicId)) && (await topicOf(project, "a-late", topicId))) || undefined);
+    await release();
+    const fanout = await finished(topicId);
+
+    expect(fanout).toMatchObject({ chunks: 5, profiles_updated: withoutChoice + 1 });
+    expect(await materialised(stack.db.sql, project.id, topicId)).toEqual({
+      subscribed: 0,
+      unsubscribed: withoutChoice + 1, // z-late was ahead of the fan-out
+      absent: 1, // a-late was created behind it: readers use the topic's default
+      explicitWithDefault: 0,
+    });
+    for (const id of ["a-late", "z-late", seededId(1), seededId(12_001), seededId(PROFILES - 1)]) {
+      expect(await topicOf(project, id, topicId), id).toMatchObject({ status: "unsubscribed", source: "default" });
+    }
+    expect(await topicOf(project, seededId(10), topicId)).toMatchObject({ status: "subscribed", source: "explicit" });
+  });
+
+  it("never overwrites an explicit choice that arrives while it runs", async () => {
+    const { project, topicId } = await seededProject("Explicit during");
+    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    await changeDefault(project, topicId, "unsubscribed");
+    await blockedAfter(topicId, 2);
+
+    // Behind the fan-out (already given the default), in the waiting chunk, and ahead of it.
+    const choosers = [seededId(3), seededId(12_003), seededId(21_003)];
+    for (const id of choosers) await track(project, { id, preferences: { topics: [{ id: topicId, status: "subscribed" }] } });
+    await waitFor("the choices to be applied", async () => {
+      const topics = await Promise.all(choosers.map((id) => topicOf(project, id, topicId)));
+      return topics.every((topic) => topic?.source === "explicit") || undefined;
+    });
+    await release();
+    await finished(topicId);
+
+    for (const id of choosers) {
+      expect(await topicOf(project, id, topicId), id).toEqual({ id: topicId, name: "News", status: "subscribed", source: "explicit" });
+    }
+    const [ahead] = await stack.db.sql`
+      SELECT topic_defaults ? ${String(topicId)} AS "hasDefault" FROM profiles WHERE project_id = ${project.id} AND key = ${`i:${seededId(21_003)}`}`;
+    expect(ahead).toEqual({ hasDefault: false });
+  });
+
+  it("ends at the last value when the default changes twice quickly (A→B→A)", async () => {
+    const { project, topicId, withoutChoice } = await seededProject("Twice quickly");
+    await changeDefault(project, topicId, "unsubscribed");
+    await changeDefault(project, topicId, "subscribed");
+    const fanout = await finished(topicId, 2);
+    expect(fanout.profiles_updated).toBe(withoutChoice);
+    expect(await materialised(stack.db.sql, project.id, topicId)).toEqual({
+      subscribed: withoutChoice,
+      unsubscribed: 0,
+      absent: 0,
+      explicitWithDefault: 0,
+    });
+    expect(await topicOf(project, seededId(1), topicId)).toMatchObject({ status: "subscribed", source: "default" });
+  });
+
+  it("ends at the last value when the second change lands mid-way through the first fan-out", async () => {
+    const { project, topicId, withoutChoice } = await seededProject("Mid-way change");
+    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    await changeDefault(project, topicId, "unsubscribed");
+    await blockedAfter(topicId, 2);
+    // The chunk in progress holds the topic: the second change waits for it, then supersedes the fan-out.
+    const second = changeDefault(project, topicId, "subscribed");
+    await waitFor("the second change to wait", async () => ((await lockWaiters(stack.db.sql)) >= 2 ? true : undefined));
+    await release();
+    expect((await second).status).toBe(200);
+    await finished(topicId, 2);
+    expect(await materialised(stack.db.sql, project.id, topicId)).toEqual({
+      subscribed: withoutChoice,
+      unsubscribed: 0,
+      absent: 0,
+      explicitWithDefault: 0,
+    });
+  });
+
+  it("does nothing for a change that leaves the default as it is", async () => {
+    const { project, topicId } = await seededProject("Same default");
+    expect((await changeDefault(project, topicId, "subscribed")).status).toBe(200);
+    expect(await fanoutOf(stack.db.sql, topicId)).toBeUndefined();
+  });
+
+  it("hands the job back between chunks when the worker stops, and another resumes it", async () => {
+    const { project, topicId, withoutChoice } = await seededProject("Graceful stop");
+    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    await changeDefault(project, topicId, "unsubscribed");
+    await blockedAfter(topicId, 2);
+    const stopped = worker.stop();
+    await release();
+    await stopped;
+    expect(await fanoutOf(stack.db.sql, topicId)).toMatchObject({ chunks: 3, finished: false });
+
+    worker = await stack.worker();
+    const fanout = await finished(topicId);
+    expect(fanout).toMatchObject({ chunks: 5, profiles_updated: withoutChoice });
+  });
+});

@@ -1,0 +1,75 @@
+import type { Sql } from "@cm/db";
+
+/** Profile keys as identify makes them for ids u0000001, u0000002, …: their order is their number's. */
+export function seededId(n: number): string {
+  return `u${String(n).padStart(7, "0")}`;
+}
+
+/**
+ * Profiles 1..count of a project in one statement; every `explicitEvery`-th has an explicit
+ * choice for `topicId` (visible: written at the profile's creation).
+ */
+export async function seedProfiles(
+  sql: Sql,
+  projectId: number,
+  count: number,
+  explicit: { topicId: number; status: "subscribed" | "unsubscribed"; every: number } | null = null,
+): Promise<void> {
+  const topicKey = explicit === null ? "" : String(explicit.topicId);
+  await sql`
+    INSERT INTO profiles (project_id, key, external_id, created_t, topic_choices)
+    SELECT ${projectId}, 'i:' || id, id, 1000,
+           CASE WHEN ${explicit !== null} AND g % ${explicit?.every ?? 1} = 0
+                THEN jsonb_build_object(${topicKey}::text, jsonb_build_object('t', 1000, 'h', 'seed', 'v', ${explicit?.status ?? ""}::text))
+                ELSE '{}' END
+      FROM generate_series(1, ${count}) AS g, LATERAL (SELECT 'u' || lpad(g::text, 7, '0') AS id) AS ids`;
+}
+
+export interface FanoutRow {
+  generation: number;
+  after_key: string | null;
+  chunks: number;
+  profiles_updated: number;
+  finished: boolean;
+}
+
+export async function fanoutOf(sql: Sql, topicId: number): Promise<FanoutRow | undefined> {
+  const [row] = await sql<FanoutRow[]>`
+    SELECT generation, after_key, chunks, profiles_updated::integer AS profiles_updated, finished_at IS NOT NULL AS finished
+      FROM topic_fanouts WHERE topic_id = ${topicId}`;
+  return row;
+}
+
+/** How the project's profiles hold the topic: materialised default by value, and explicit choices. */
+export async function materialised(sql: Sql, projectId: number, topicId: number) {
+  const topicKey = String(topicId);
+  const [row] = await sql<{ subscribed: number; unsubscribed: number; absent: number; explicitWithDefault: number }[]>`
+    SELECT count(*) FILTER (WHERE NOT topic_choices ? ${topicKey} AND topic_defaults ->> ${topicKey} = 'subscribed')::integer AS subscribed,
+           count(*) FILTER (WHERE NOT topic_choices ? ${topicKey} AND topic_defaults ->> ${topicKey} = 'unsubscribed')::integer AS unsubscribed,
+           count(*) FILTER (WHERE NOT topic_choices ? ${topicKey} AND NOT topic_defaults ? ${topicKey})::integer AS absent,
+           count(*) FILTER (WHERE topic_choices ? ${topicKey} AND topic_defaults ? ${topicKey})::integer AS "explicitWithDefault"
+      FROM profiles WHERE project_id = ${projectId}`;
+  return row as { subscribed: number; unsubscribed: number; absent: number; explicitWithDefault: number };
+}
+
+/**
+ * Holds a row lock on one profile, so that the fan-out chunk holding it waits: a test can act
+ * while a fan-out is mid-way. Returns the release.
+ */
+export async function lockProfile(sql: Sql, projectId: number, key: string): Promise<() => Promise<void>> {
+  const reserved = await sql.reserve();
+  await reserved`BEGIN`;
+  await reserved`SELECT 1 FROM profiles WHERE project_id = ${projectId} AND key = ${key} FOR UPDATE`;
+  return async () => {
+    await reserved`ROLLBACK`;
+    reserved.release();
+  };
+}
+
+/** Backends of this database waiting for a lock: the fan-out reached the locked profile. */
+export async function lockWaiters(sql: Sql): Promise<number> {
+  const [row] = await sql<{ waiting: number }[]>`
+    SELECT count(*)::integer AS waiting FROM pg_stat_activity
+     WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+  return (row as { waiting: number }).waiting;
+}

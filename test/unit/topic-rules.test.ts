@@ -1,0 +1,122 @@
+import { describe, expect, it } from "vitest";
+import {
+  applyTopicPatch,
+  sameTopicValues,
+  topicCursor,
+  topicDescriptionProblems,
+  topicFieldProblems,
+  topicIdFromPath,
+  topicNameProblems,
+  topicPageRequest,
+  topicPatchProblems,
+  topicResource,
+  type TopicValues,
+} from "@cm/domain";
+
+const current: TopicValues = { name: "News", description: "Monthly", default_status: "subscribed" };
+
+describe("topic names and descriptions", () => {
+  it("checks the name as saved: trimmed, 1 to 255 characters", () => {
+    expect(topicNameProblems("  News  ")).toEqual([]);
+    expect(topicNameProblems("   ")).toEqual(["name must not be empty"]);
+    expect(topicNameProblems("x".repeat(255))).toEqual([]);
+    expect(topicNameProblems(` ${"x".repeat(255)} `)).toEqual([]);
+    expect(topicNameProblems("x".repeat(256))).toEqual(["name must be at most 255 characters"]);
+  });
+
+  it("counts characters, not UTF-16 units, as Postgres does", () => {
+    expect(topicNameProblems("😀".repeat(255))).toEqual([]);
+    expect(topicNameProblems("😀".repeat(256))).toHaveLength(1);
+    expect(topicDescriptionProblems("😀".repeat(200))).toEqual([]);
+    expect(topicDescriptionProblems("😀".repeat(201))).toHaveLength(1);
+  });
+
+  it("allows a description of at most 200 characters, or null", () => {
+    expect(topicDescriptionProblems(null)).toEqual([]);
+    expect(topicDescriptionProblems("d".repeat(200))).toEqual([]);
+    expect(topicDescriptionProblems("d".repeat(201))).toEqual(["description must be at most 200 characters"]);
+  });
+
+  it("refuses U+0000, which Postgres text cannot hold", () => {
+    expect(topicNameProblems("a\u0000b")).toHaveLength(1);
+    expect(topicDescriptionProblems("a\u0000b")).toHaveLength(1);
+  });
+});
+
+describe("topic body rules", () => {
+  it("names every problem with its path, and leaves wrongly typed fields to typia", () => {
+    expect(topicFieldProblems({ name: " ", description: "d".repeat(201) })).toEqual([
+      { path: "name", message: "name must not be empty" },
+      { path: "description", message: "description must be at most 200 characters" },
+    ]);
+    expect(topicFieldProblems({ name: 5, description: null })).toEqual([]);
+  });
+
+  it("refuses an empty patch (rule 5)", () => {
+    expect(topicPatchProblems({})).toEqual([{ path: "", message: expect.stringContaining("at least one") }]);
+    expect(topicPatchProblems({ default_status: "subscribed" })).toEqual([]);
+  });
+});
+
+describe("applying a patch", () => {
+  it("leaves omitted fields unchanged (rule 1)", () => {
+    expect(applyTopicPatch(current, { default_status: "unsubscribed" })).toEqual({ ...current, default_status: "unsubscribed" });
+  });
+
+  it("clears the description when it is null (rule 2)", () => {
+    expect(applyTopicPatch(current, { description: null })).toEqual({ ...current, description: null });
+  });
+
+  it("saves the name trimmed", () => {
+    expect(applyTopicPatch(current, { name: "  Weekly  " }).name).toBe("Weekly");
+  });
+
+  it("tells a patch that changes nothing", () => {
+    expect(sameTopicValues(current, applyTopicPatch(current, { name: " News ", description: "Monthly" }))).toBe(true);
+    expect(sameTopicValues(current, applyTopicPatch(current, { name: "news" }))).toBe(false);
+  });
+});
+
+describe("the Topic resource", () => {
+  const record = { id: 1, ...current, created_at: new Date(0), updated_at: new Date(1) };
+
+  it("omits a blank or null description", () => {
+    expect(topicResource({ ...record, description: null })).not.toHaveProperty("description");
+    expect(topicResource({ ...record, description: "  " })).not.toHaveProperty("description");
+    expect(topicResource(record)).toMatchObject({ description: "Monthly", created_at: "1970-01-01T00:00:00.000Z" });
+  });
+});
+
+describe("topic ids in paths", () => {
+  it("accepts positive Postgres integers only", () => {
+    expect(topicIdFromPath("42")).toBe(42);
+    expect(topicIdFromPath("2147483647")).toBe(2_147_483_647);
+    for (const segment of ["0", "-1", "1.5", "abc", "1e3", "007", "2147483648", "99999999999", ""]) {
+      expect(topicIdFromPath(segment), segment).toBeNull();
+    }
+  });
+});
+
+describe("topic list pages", () => {
+  it("defaults to 25 from the start", () => {
+    expect(topicPageRequest({})).toEqual({ ok: true, page: { limit: 25, afterId: 0 } });
+  });
+
+  it("accepts a limit from 1 to 100 and a cursor it issued", () => {
+    expect(topicPageRequest({ limit: "100", cursor: topicCursor(17) })).toEqual({ ok: true, page: { limit: 100, afterId: 17 } });
+    expect(topicPageRequest({ limit: "1" })).toMatchObject({ ok: true, page: { limit: 1 } });
+  });
+
+  it("refuses any other limit or cursor, naming each", () => {
+    for (const limit of ["0", "101", "abc", "1.5", "", " 5", ["1", "2"]]) {
+      expect(topicPageRequest({ limit }), String(limit)).toEqual({
+        ok: false,
+        problems: [{ path: "query.limit", message: expect.any(String) }],
+      });
+    }
+    for (const cursor of ["", "17", "garbage!", Buffer.from("topic:x").toString("base64url"), `${topicCursor(17)}=`]) {
+      expect(topicPageRequest({ cursor }), cursor).toMatchObject({ ok: false, problems: [{ path: "query.cursor" }] });
+    }
+    expect(topicPageRequest({ limit: "0", cursor: "bad" })).toMatchObject({ ok: false, problems: [{}, {}] });
+  });
+});
