@@ -1,30 +1,15 @@
-import { createLogger, loadConfig } from "@cm/config";
+import { createLogger, exitOnStartupFailure, loadConfig, stopOnSignals } from "@cm/config";
 import { startWorker } from "./worker";
+
+/** Longer than a job takes to apply, shorter than the pod's termination grace period. */
+const STOP_TIMEOUT_MS = 50_000;
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger("worker", config.logLevel);
   const worker = await startWorker(config, logger);
   logger.info({ concurrency: config.workerConcurrency }, "worker started");
-
-  const shutdown = (signal: string) => {
-    logger.info({ signal }, "worker stopping");
-    worker.stop().then(
-      () => {
-        logger.info("worker stopped");
-        process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, "worker stopped with an error");
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", () => shutdown("SIGTERM"));
-  process.once("SIGINT", () => shutdown("SIGINT"));
+  stopOnSignals("worker", logger, worker.stop, STOP_TIMEOUT_MS);
 }
 
-main().catch((error: unknown) => {
-  console.error(error instanceof Error ? error.message : error);
-  process.exit(1);
-});
+main().catch(exitOnStartupFailure);
