@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseToken } from "@cm/domain";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
 import { runCtl } from "../support/processes";
@@ -42,8 +43,12 @@ describe("ctl", () => {
     const stored = await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
     expect(stored.map((row) => row.permissions)).toEqual([[], ["campaign:read", "campaign:write", "profile:read"]]);
     const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
-    expect(everything).not.toContain(created.auth_token.split("_")[2]);
-    expect(everything).not.toContain(created.api_key.split("_")[2]);
+    for (const token of [created.auth_token, created.api_key]) {
+      const secret = parseToken(token)?.secret as string;
+      expect(secret).toHaveLength(43);
+      expect(everything).not.toContain(secret);
+      expect(everything).not.toContain(Buffer.from(secret).toString("hex"));
+    }
   });
 
   it("key create gives a key with exactly the permissions named, or none", async () => {

@@ -55,7 +55,21 @@ describe("worker probes and /metrics", () => {
     });
     expect(metricValue(metrics, /^identify_batch_apply_seconds_count /)).toBeGreaterThanOrEqual(1);
     expect(metricValue(metrics, /^identify_end_to_end_lag_seconds_count /)).toBeGreaterThanOrEqual(1);
-    expect(metrics).toContain("topic_fanout_profiles_total");
+  });
+
+  it("reports fan-out progress per topic", async () => {
+    const topic = await stack.project.topic("Progress", "subscribed");
+    await waitFor("the profile", async () => ((await text(`${base}/api/v2/users/metrics-user`, { authorization: stack.project.apiKey })).status === 200 ? true : undefined));
+    const patched = await fetch(`${base}/api/v2/topics/${topic}`, {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${stack.project.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ default_status: "unsubscribed" }),
+    });
+    expect(patched.status).toBe(200);
+    await waitFor("fan-out progress", async () => {
+      const { body } = await text(`${worker.healthUrl}/metrics`);
+      return metricValue(body, new RegExp(`^topic_fanout_profiles_total\\{topic="${topic}"\\} `)) >= 1 ? true : undefined;
+    });
   });
 });
 

@@ -31,7 +31,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     }),
     fanoutProfiles: new Counter({
       name: "topic_fanout_profiles_total",
-      help: "Profiles visited by topic default fan-outs",
+      help: "Profiles given a topic's new default by fan-outs (progress)",
       labelNames: ["topic"],
       registers,
     }),

@@ -26,7 +26,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   );
   identify.on("error", (error) => logger.warn({ err: error.message }, "identify worker error"));
   await identify.waitUntilReady();
-  const fanout = topicFanoutWorker(config, connection, sql, logger);
+  const fanout = topicFanoutWorker(config, connection, sql, logger, metrics);
   fanout.on("failed", (job, error) =>
     logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error.message }, "topic fan-out job failed"),
   );

@@ -2,7 +2,8 @@ import type { tags } from "typia";
 import type { Json } from "./json";
 import type { TopicStatus } from "./topic";
 
-export const MAX_IDENTIFY_BODY_BYTES = 256 * 1024;
+/** Largest JSON request body the API reads (decisions.md: 413 above it). */
+export const MAX_BODY_BYTES = 256 * 1024;
 /** extras.created_at may run ahead of our clock by this much (client clock skew), no more. */
 export const MAX_FUTURE_SKEW_MS = 5 * 60 * 1000;
 

@@ -1,18 +1,10 @@
-import { bodyParser } from "@koa/bodyparser";
-import { IdentifyRejection, MAX_IDENTIFY_BODY_BYTES, toIdentifyEvent } from "@cm/domain";
+import { IdentifyRejection, toIdentifyEvent } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { requireAuthToken } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
+import { readJsonBody } from "../middleware/json-body";
 import { parseIdentifyBody } from "../validation";
-
-/** Integrations do not always label their JSON, so the body is read as JSON whatever its type. */
-const readJsonBody = bodyParser({
-  enableTypes: ["json"],
-  detectJSON: () => true,
-  jsonLimit: MAX_IDENTIFY_BODY_BYTES,
-  jsonStrict: false,
-});
 
 /** api.md "Identify a user": POST /users/track?auth_token=… */
 export function identifyRoutes(router: Router, deps: GatewayDeps): void {

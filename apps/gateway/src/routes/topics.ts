@@ -1,4 +1,3 @@
-import { bodyParser } from "@koa/bodyparser";
 import {
   insertTopic,
   isDuplicateTopicName,
@@ -10,7 +9,6 @@ import {
 } from "@cm/db";
 import {
   applyTopicPatch,
-  MAX_IDENTIFY_BODY_BYTES,
   sameTopicValues,
   topicCursor,
   topicFieldProblems,
@@ -27,18 +25,11 @@ import typia, { type IValidation } from "typia";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
+import { readJsonBody } from "../middleware/json-body";
 import { applyRevision } from "../middleware/revision";
 import { describeTypiaErrors } from "../validation";
 
 const QUEUE_RETRY_AFTER_SECONDS = 5;
-
-/** Any body is read as JSON, whatever its content type; one that is not JSON is a 400 (docs/topics.md). */
-const readJsonBody = bodyParser({
-  enableTypes: ["json"],
-  detectJSON: () => true,
-  jsonLimit: MAX_IDENTIFY_BODY_BYTES,
-  jsonStrict: false,
-});
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();

@@ -14,13 +14,14 @@ export interface FanoutOutcome {
 /**
  * Gives every profile of the topic's project without an explicit choice the topic's new
  * default, chunk by chunk from where the fan-out stopped last (its progress is in Postgres).
- * `shouldPause` is asked between chunks.
+ * `shouldPause` is asked between chunks; `onChunk` hears how many profiles each chunk updated.
  */
 export async function fanOutTopicDefault(
   sql: Sql,
   job: TopicFanoutJobData,
   shouldPause: () => boolean,
   chunkSize = FANOUT_CHUNK_PROFILES,
+  onChunk: (updated: number) => void = () => {},
 ): Promise<FanoutOutcome> {
   const outcome: FanoutOutcome = { state: "paused", chunks: 0, updated: 0 };
   while (!shouldPause()) {
@@ -28,6 +29,7 @@ export async function fanOutTopicDefault(
     if (step.state === "stale") return { ...outcome, state: "stale" };
     outcome.chunks += 1;
     outcome.updated += step.updated;
+    onChunk(step.updated);
     if (step.state === "finished") return { ...outcome, state: "finished" };
   }
   return outcome;
