@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Credential } from "@cm/db";
 
 export class CredentialStoreUnavailable extends Error {}
@@ -39,7 +39,7 @@ export class CredentialCache {
 
   /** The credential, null for an unknown token; throws CredentialStoreUnavailable when it cannot tell. */
   async verify(token: string): Promise<Credential | null> {
-    const cacheKey = createHash("sha256").update(token).digest("base64");
+    const cacheKey = hash("sha256", token, "base64");
     const entry = this.entries.get(cacheKey);
     if (entry !== undefined && this.isFresh(entry)) return entry.credential;
 
