@@ -7,16 +7,13 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 # The npm the lockfile is written with (package.json "packageManager").
 ARG NPM_VERSION=11.19.1
 
-# ---- build: full install, typia transform (ts-patch), turbo build --------------------------
-FROM ${NODE_IMAGE} AS build
+# ---- manifests: npm and every package.json, shared by the two install stages ----------------
+FROM ${NODE_IMAGE} AS manifests
 ARG NPM_VERSION
-ENV TURBO_TELEMETRY_DISABLED=1 \
-    NPM_CONFIG_UPDATE_NOTIFIER=false \
-    NPM_CONFIG_FUND=false \
-    NPM_CONFIG_AUDIT=false
+ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 RUN npm install -g "npm@${NPM_VERSION}"
 WORKDIR /app
-# Manifests first, so the dependency layer is reused until they change.
+# Manifests first, so the dependency layers are reused until they change.
 COPY package.json package-lock.json ./
 COPY libs/config/package.json libs/config/
 COPY libs/domain/package.json libs/domain/
@@ -25,6 +22,10 @@ COPY libs/queue/package.json libs/queue/
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/worker/package.json apps/worker/
 COPY apps/ctl/package.json apps/ctl/
+
+# ---- build: full install, typia transform (ts-patch), turbo build --------------------------
+FROM manifests AS build
+ENV TURBO_TELEMETRY_DISABLED=1
 RUN npm ci
 COPY tsconfig.base.json tsconfig.json turbo.json ./
 COPY libs libs
@@ -35,19 +36,7 @@ RUN npx --no-install ts-patch install -s \
 # ---- prod-deps: production dependencies only -----------------------------------------------
 # --ignore-scripts: the root "prepare" (ts-patch) is a dev tool, and the only install script
 # left (msgpackr-extract, optional) just looks for the prebuilt binary that npm installs anyway.
-FROM ${NODE_IMAGE} AS prod-deps
-ARG NPM_VERSION
-ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
-RUN npm install -g "npm@${NPM_VERSION}"
-WORKDIR /app
-COPY package.json package-lock.json ./
-COPY libs/config/package.json libs/config/
-COPY libs/domain/package.json libs/domain/
-COPY libs/db/package.json libs/db/
-COPY libs/queue/package.json libs/queue/
-COPY apps/gateway/package.json apps/gateway/
-COPY apps/worker/package.json apps/worker/
-COPY apps/ctl/package.json apps/ctl/
+FROM manifests AS prod-deps
 RUN npm ci --omit=dev --ignore-scripts
 
 # ---- runtime -------------------------------------------------------------------------------
