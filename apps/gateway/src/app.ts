@@ -29,7 +29,7 @@ export function createApp(deps: GatewayDeps): Koa {
 
   app.use(requestLog(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
-  for (const middleware of adminQueues(deps)) app.use(middleware);
+  app.use(adminQueues(deps));
   app.use(root.routes());
   app.use(api.routes());
   return app;

@@ -22,8 +22,11 @@ function presentedToken(header: string): string | null {
   return decoded.slice(decoded.indexOf(":") + 1);
 }
 
-/** The BullMQ dashboard; without ADMIN_TOKEN configured it refuses everyone. */
-export function adminQueues(deps: GatewayDeps): Koa.Middleware[] {
+/**
+ * The BullMQ dashboard; without ADMIN_TOKEN configured it refuses everyone. Other paths pass
+ * straight through, so API requests do not go through the dashboard's middleware.
+ */
+export function adminQueues(deps: GatewayDeps): Koa.Middleware {
   const board = new KoaAdapter();
   board.setBasePath(ADMIN_QUEUES_PATH);
   createBullBoard({
@@ -31,7 +34,8 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware[] {
     serverAdapter: board,
   });
 
-  const requireAdmin: Koa.Middleware = async (ctx, next) => {
+  const dashboard = board.registerPlugin();
+  return async (ctx, next) => {
     if (!ctx.path.startsWith(ADMIN_QUEUES_PATH)) return next();
     const token = presentedToken(ctx.get("authorization"));
     if (deps.adminToken === undefined || token === null || !sameSecret(token, deps.adminToken)) {
@@ -40,7 +44,6 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware[] {
       ctx.body = { error: "unauthorized" };
       return;
     }
-    await next();
+    await dashboard(ctx, next);
   };
-  return [requireAdmin, board.registerPlugin()];
 }
