@@ -20,10 +20,9 @@ export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middlew
       const seconds = (performance.now() - started) / 1000;
       const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
       metrics.httpRequestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-      if (ctx.status >= 500) {
-        logger.warn({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
-      } else {
-        logger.debug({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
+      const level = ctx.status >= 500 ? "warn" : "debug";
+      if (logger.isLevelEnabled(level)) {
+        logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
       }
     }
   };

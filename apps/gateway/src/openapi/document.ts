@@ -150,5 +150,3 @@ export const openApiDocument = {
     },
   },
 } as const;
-
-export type OpenApiDocument = typeof openApiDocument;

@@ -29,8 +29,6 @@ import { readJsonBody } from "../middleware/json-body";
 import { applyRevision } from "../middleware/revision";
 import { describeTypiaErrors } from "../validation";
 
-const QUEUE_RETRY_AFTER_SECONDS = 5;
-
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
 
@@ -68,7 +66,7 @@ async function queueFanout(deps: GatewayDeps, topicId: number, generation: numbe
     await deps.topicFanoutQueue.add("fan-out", { topicId, generation });
   } catch (error) {
     deps.logger.warn({ topicId, err: error instanceof Error ? error.message : String(error) }, "topic fan-out not queued");
-    throw ApiError.unavailable(QUEUE_RETRY_AFTER_SECONDS);
+    throw ApiError.unavailable();
   }
 }
 
