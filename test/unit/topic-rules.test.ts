@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import {
   applyTopicPatch,
+  idFromPath,
   sameTopicValues,
   topicCursor,
   topicDescriptionProblems,
   topicFieldProblems,
-  topicIdFromPath,
   topicNameProblems,
   topicPageRequest,
   topicPatchProblems,
@@ -87,12 +87,12 @@ describe("the Topic resource", () => {
   });
 });
 
-describe("topic ids in paths", () => {
+describe("resource ids in paths", () => {
   it("accepts positive Postgres integers only", () => {
-    expect(topicIdFromPath("42")).toBe(42);
-    expect(topicIdFromPath("2147483647")).toBe(2_147_483_647);
-    for (const segment of ["0", "-1", "1.5", "abc", "1e3", "007", "2147483648", "99999999999", ""]) {
-      expect(topicIdFromPath(segment), segment).toBeNull();
+    expect(idFromPath("42")).toBe(42);
+    expect(idFromPath("2147483647")).toBe(2_147_483_647);
+    for (const segment of ["0", "-1", "1.5", "abc", "1e3", "007", "2147483648", "99999999999", "", undefined]) {
+      expect(idFromPath(segment), segment).toBeNull();
     }
   });
 });

@@ -1,15 +1,8 @@
-import { containsNul, type IdentifyBody } from "@cm/domain";
-import typia, { type IValidation } from "typia";
+import { containsNul, describeTypiaErrors, type IdentifyBody } from "@cm/domain";
+import typia from "typia";
 import { ApiError } from "./api-error";
 
 const validateIdentifyBody = typia.createValidate<IdentifyBody>();
-
-export function describeTypiaErrors(errors: IValidation.IError[]): { message: string; path: string }[] {
-  return errors.map((error) => {
-    const path = error.path.replace(/^\$input\.?/, "");
-    return { path, message: `${path || "body"}: expected ${error.expected}` };
-  });
-}
 
 export function parseIdentifyBody(body: unknown): IdentifyBody {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {

@@ -4,10 +4,6 @@ export function isDataError(error: unknown): boolean {
   return typeof code === "string" && /^(22|23)/.test(code);
 }
 
-export function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === "23505";
-}
-
 const CONNECTION_FAILURES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",

@@ -5,6 +5,8 @@ export * from "./journey-graph";
 export * from "./json";
 export * from "./permissions";
 export * from "./profile-state";
+export * from "./resource-id";
 export * from "./revision";
 export * from "./stamp";
 export * from "./topic";
+export * from "./validation-problems";

@@ -117,13 +117,6 @@ export function topicPatchProblems(body: object): FieldProblem[] {
   return topicFieldProblems(body);
 }
 
-/** Topic ids are Postgres integers; any other path segment names no topic. */
-export function topicIdFromPath(segment: string): number | null {
-  if (!/^[1-9][0-9]{0,9}$/.test(segment)) return null;
-  const id = Number(segment);
-  return id <= 2_147_483_647 ? id : null;
-}
-
 export const TOPIC_PAGE_DEFAULT = 25;
 export const TOPIC_PAGE_MAX = 100;
 

@@ -5,6 +5,7 @@ import {
   allowedTransitions,
   canTransition,
   containsNul,
+  describeTypiaErrors,
   isJourneyStatus,
   JOURNEY_STATUSES,
   journeyFileProblems,
@@ -28,7 +29,7 @@ export async function readJourneyFile(path: string): Promise<JourneyFile> {
   }
   const result = validateJourneyFile(json);
   if (!result.success) {
-    const problems = result.errors.map((e) => `${e.path.replace(/^\$input\.?/, "") || "journey"}: expected ${e.expected}`);
+    const problems = describeTypiaErrors(result.errors, "journey").map((problem) => problem.message);
     throw new CliError(`${path} is not a journey: ${problems.join("; ")}`);
   }
   if (containsNul(json)) throw new CliError(`${path}: text must not contain the character U+0000`);

@@ -1,4 +1,4 @@
-import { insertTopic, isUniqueViolation, projectExists, type Sql } from "@cm/db";
+import { insertTopic, isDuplicateTopicName, projectExists, type Sql } from "@cm/db";
 import { topicDescriptionProblems, topicNameProblems, topicResource, TOPIC_STATUSES, type TopicStatus } from "@cm/domain";
 import { CliError } from "../cli-error";
 
@@ -21,7 +21,7 @@ export async function createTopicCommand(
     });
     return topicResource(topic);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new CliError(`project ${input.projectId} already has a topic named "${input.name.trim()}"`);
+    if (isDuplicateTopicName(error)) throw new CliError(`project ${input.projectId} already has a topic named "${input.name.trim()}"`);
     throw error;
   }
 }

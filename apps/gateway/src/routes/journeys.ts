@@ -1,17 +1,16 @@
 import { journeyJson, journeyMessagesJson } from "@cm/db";
+import { idFromPath } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { applyRevision } from "../middleware/revision";
 
-/** Journey ids are Postgres `serial` values: a larger number names no journey. */
-const MAX_JOURNEY_ID = 2_147_483_647;
-
 /** A journey id from the path; anything that cannot be one is an unknown journey (decisions.md). */
 function journeyId(param: string | undefined): number {
-  if (param === undefined || !/^[1-9][0-9]{0,9}$/.test(param) || Number(param) > MAX_JOURNEY_ID) throw ApiError.notFound();
-  return Number(param);
+  const id = idFromPath(param);
+  if (id === null) throw ApiError.notFound();
+  return id;
 }
 
 /**

@@ -9,10 +9,11 @@ import {
 } from "@cm/db";
 import {
   applyTopicPatch,
+  describeTypiaErrors,
+  idFromPath,
   sameTopicValues,
   topicCursor,
   topicFieldProblems,
-  topicIdFromPath,
   topicPageRequest,
   topicPatchProblems,
   topicResource,
@@ -27,7 +28,6 @@ import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { readJsonBody } from "../middleware/json-body";
 import { applyRevision } from "../middleware/revision";
-import { describeTypiaErrors } from "../validation";
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
@@ -100,7 +100,7 @@ export function topicRoutes(router: Router, deps: GatewayDeps): void {
   const writeAccess = requireApiKey(deps.credentials, "campaign:write");
 
   router.patch("/topics/:id", writeAccess, applyRevision, readJsonBody, async (ctx) => {
-    const id = topicIdFromPath(ctx.params.id ?? "");
+    const id = idFromPath(ctx.params.id);
     if (id === null) throw ApiError.notFound();
     const patch = parseTopicBody(ctx.request.body, validateTopicPatch, topicPatchProblems);
     const topic = await updateTopic(deps, ctx.state.credential.projectId, id, patch);
