@@ -22,6 +22,8 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const DRAIN_EVENTS = Number(process.env.BENCH_DRAIN_EVENTS ?? 200_000);
 const NAIVE_DRAIN_EVENTS = Number(process.env.BENCH_NAIVE_DRAIN_EVENTS ?? 10_000);
 const GATEWAY_BATCH = 500;
+/** Each server first takes this much load unmeasured, so no run pays for its JIT compiling. */
+const WARMUP_S = 3;
 
 async function measureIntake(databaseUrl, authToken) {
   const path = `/api/v2/users/track?auth_token=${authToken}`;
@@ -29,6 +31,7 @@ async function measureIntake(databaseUrl, authToken) {
   const barePort = await freePort();
   const bare = startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) });
   await sleep(300);
+  await intake(`http://127.0.0.1:${barePort}`, path, CONNECTIONS, WARMUP_S);
   const bareResult = await repeat("bare node:http", () => intake(`http://127.0.0.1:${barePort}`, path, CONNECTIONS, DURATION_S));
   await bare.stop();
 
@@ -36,6 +39,8 @@ async function measureIntake(databaseUrl, authToken) {
   for (const [name, batchSize] of [["naive", 1], ["gateway", GATEWAY_BATCH]]) {
     const queuePrefix = uniqueName(`bench_${name}`);
     const gateway = await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } });
+    await intake(gateway.url, path, CONNECTIONS, WARMUP_S);
+    await clearQueue(queuePrefix);
     results[name] = await repeat(name === "naive" ? "naive gateway (one queue.add per request)" : "gateway (micro-batched)", async () => {
       const run = await intake(gateway.url, path, CONNECTIONS, DURATION_S);
       await clearQueue(queuePrefix);

@@ -30,7 +30,9 @@ export function createApp(deps: GatewayDeps): Koa {
   app.use(requestLog(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
   app.use(adminQueues(deps));
-  app.use(root.routes());
+  // The API router first: its routes answer without calling on, so API requests (identify
+  // above all) skip matching the root router's paths.
   app.use(api.routes());
+  app.use(root.routes());
   return app;
 }
