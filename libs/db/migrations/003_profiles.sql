@@ -34,7 +34,7 @@ CREATE TABLE profiles (
   topic_choices jsonb NOT NULL DEFAULT '{}',
   updated_at    timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (project_id, key)
-) WITH (fillfactor = 80); -- room on each page for updated rows, so updates stay HOT
+) WITH (fillfactor = 80); -- 006 lowers it to 50, and says why
 
 -- Identify events a worker could not apply (for a reason other than an outage); kept for an
 -- operator to inspect. The event is JSON text, as queued, so that any payload fits.
