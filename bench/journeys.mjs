@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createBenchDatabase, ctl, freePort, load, repeat, RUNS, serviceEnv, startGateway, startNode, uniqueName, waitForHttp, writeResults } from "./lib.mjs";
+import { clearQueue, createBenchDatabase, ctl, freePort, load, repeat, RUNS, serviceEnv, startGateway, startNode, uniqueName, waitForHttp, writeResults } from "./lib.mjs";
 
 const CONNECTIONS = 100;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -73,9 +73,9 @@ async function serveBaseline() {
   process.once("SIGTERM", () => server.close(() => process.exit(0)));
 }
 
-async function startBaseline(journey, messages) {
+async function startBaseline(queuePrefix, journey, messages) {
   const port = await freePort();
-  const env = { ...serviceEnv({ queuePrefix: uniqueName("bench_baseline"), port }), JOURNEY: journey, MESSAGES: messages };
+  const env = { ...serviceEnv({ queuePrefix, port }), JOURNEY: journey, MESSAGES: messages };
   const baseline = startNode("bench/journeys.mjs", env, ["baseline"]);
   const url = `http://127.0.0.1:${port}`;
   await waitForHttp(`${url}/readyz`);
@@ -113,6 +113,7 @@ async function main() {
   const db = await createBenchDatabase("journeys");
   const dir = mkdtempSync(join(tmpdir(), "bench-journeys-"));
   const servers = [];
+  const queuePrefix = uniqueName("bench_journeys");
   try {
     const file = join(dir, "journey.json");
     writeFileSync(file, JSON.stringify(thirtyNodeJourney()));
@@ -120,11 +121,11 @@ async function main() {
     const { id: journeyId } = ctl(db.url, ["journey", "import", "--project", String(project.id), file]);
     const paths = { journey: `/api/v2/journeys/${journeyId}`, messages: `/api/v2/journeys/${journeyId}/messages` };
 
-    const gateway = await startGateway({ databaseUrl: db.url, queuePrefix: uniqueName("bench_journeys") });
+    const gateway = await startGateway({ databaseUrl: db.url, queuePrefix });
     servers.push(gateway);
     const fetchText = async (path) => (await fetch(`${gateway.url}${path}`, { headers: { authorization: apiKey } })).text();
     const bodies = { journey: await fetchText(paths.journey), messages: await fetchText(paths.messages) };
-    const baseline = await startBaseline(bodies.journey, bodies.messages);
+    const baseline = await startBaseline(queuePrefix, bodies.journey, bodies.messages);
     servers.push(baseline);
 
     const results = {};
@@ -147,6 +148,7 @@ ${row("messages")}
     writeResults("journeys", { nodes: NODES, bytes: { journey: Buffer.byteLength(bodies.journey), messages: Buffer.byteLength(bodies.messages) }, results }, markdown);
   } finally {
     for (const server of servers) await server.stop();
+    await clearQueue(queuePrefix);
     rmSync(dir, { recursive: true, force: true });
     await db.drop();
   }

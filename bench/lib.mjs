@@ -235,6 +235,7 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   await queue.obliterate({ force: true });
   await queue.close();
   redis.disconnect();
+  await clearQueue(queuePrefix); // the workers' other queues
   if (failed > 0) throw new Error(`${failed} drain jobs failed`);
   return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
 }

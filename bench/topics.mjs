@@ -4,14 +4,13 @@
 // while identify traffic keeps flowing. Usage: npm run build && node bench/topics.mjs
 // (BENCH_RUNS=5 for more runs, BENCH_PROFILES / BENCH_IDENTIFY_RATE to change the load).
 import autocannon from "autocannon";
-import { Redis } from "ioredis";
 import { setTimeout as sleep } from "node:timers/promises";
 import postgres from "postgres";
 import {
+  clearQueue,
   createBenchDatabase,
   ctl,
   median,
-  REDIS_URL,
   RUNS,
   serviceEnv,
   startGateway,
@@ -266,13 +265,6 @@ function waitSummary(runs) {
     .join(", ");
 }
 
-async function removeQueueKeys(prefix) {
-  const redis = new Redis(REDIS_URL);
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
-  redis.disconnect();
-}
-
 const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main() {
@@ -326,7 +318,7 @@ async function main() {
     await gateway?.stop();
     await sql.end();
     await db.drop();
-    await removeQueueKeys(queuePrefix);
+    await clearQueue(queuePrefix);
   }
 }
 
