@@ -161,7 +161,7 @@ describe("GET /api/v2/journeys/:id", () => {
     for (const id of ["999999", "abc", "1.5", "-1", "0", "01", "2147483648", "99999999999999999999", `${othersId}`]) {
       for (const path of [`/journeys/${id}`, `/journeys/${id}/messages`]) {
         const reply = await get(path);
-        expect({ path, status: reply.status, body: reply.body }).toEqual({ path, status: 404, body: { error: "not_found" } });
+        expect({ path, status: reply.status, body: reply.body, revision: reply.revision }).toEqual({ path, status: 404, body: { error: "not_found" }, revision: "2023-01-01" });
       }
     }
     expect((await get(`/journeys/${othersId}`, { authorization: otherProject.apiKey })).status).toBe(200);
@@ -229,7 +229,7 @@ describe("authentication and revision", () => {
     const cases: Record<string, string>[] = [{}, { authorization: "" }, { authorization: "Bearer " }, { authorization: "nope" }, { authorization: stack.project.authToken }];
     for (const headers of cases) {
       for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`, "/journeys/abc"]) {
-        expect(await get(path, headers)).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+        expect(await get(path, headers)).toMatchObject({ status: 401, body: { error: "unauthorized" }, revision: "2023-01-01" });
       }
     }
   });
@@ -237,7 +237,7 @@ describe("authentication and revision", () => {
   it("answers 403 forbidden without campaign:read", async () => {
     const key = await stack.project.keyWith(["campaign:write", "profile:read"]);
     for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`]) {
-      expect(await get(path, { authorization: key })).toMatchObject({ status: 403, body: { error: "forbidden" } });
+      expect(await get(path, { authorization: key })).toMatchObject({ status: 403, body: { error: "forbidden" }, revision: "2023-01-01" });
     }
     const readOnly = await stack.project.keyWith(["campaign:read"]);
     expect((await get(`/journeys/${sampleId}`, { authorization: readOnly })).status).toBe(200);
@@ -249,7 +249,7 @@ describe("authentication and revision", () => {
     try {
       for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`]) {
         const reply = await get(path, { authorization: stack.project.apiKey }, urlOf(server));
-        expect(reply).toMatchObject({ status: 503, body: { error: "unavailable" }, retryAfter: expect.stringMatching(/^\d+$/) });
+        expect(reply).toMatchObject({ status: 503, body: { error: "unavailable" }, retryAfter: expect.stringMatching(/^\d+$/), revision: "2023-01-01" });
       }
     } finally {
       server.close();
@@ -263,7 +263,9 @@ describe("authentication and revision", () => {
       expect(await get(path, { ...key, revision: "2025-06-30" })).toMatchObject({ status: 200, revision: "2023-01-01" });
       for (const revision of ["yesterday", "2025-13-01", "2025-6-30", "1999-12-31"]) {
         const reply = await get(path, { ...key, revision });
-        expect(reply.status).toBe(400);
+        expect(reply).toMatchObject({ status: 400, revision: "2023-01-01" });
+        // The header is checked before the key: a request without one gets the same answer.
+        expect((await get(path, { revision })).status).toBe(400);
         expect(reply.body.errors[0]).toMatchObject({ message: expect.stringContaining("revision"), path: "header.revision" });
       }
     }

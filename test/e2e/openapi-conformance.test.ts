@@ -7,7 +7,10 @@ import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
 interface OpenApi {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: { "application/json": { schema: object } } }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: { "application/json": { schema: object } }; headers?: Record<string, { schema: object }> }> }>
+  >;
   components: object;
 }
 
@@ -27,7 +30,7 @@ function template(path: string): string {
   return found;
 }
 
-/** Sends a request and checks its answer against the document: the status and the body schema. */
+/** Sends a request and checks its answer against the document: the status, the headers it names, and the body schema. */
 async function call(method: string, path: string, init: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { "content-type": "application/json", ...init.headers };
   const key = init.key === undefined ? stack.project.apiKey : init.key;
@@ -46,6 +49,10 @@ async function call(method: string, path: string, init: { body?: unknown; key?: 
   expect(schema, `${method} ${path} → ${response.status} has a body schema`).toBeDefined();
   const validate = ajv.compile({ ...schema, components: document.components });
   expect(validate(body), `${method} ${path} → ${response.status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`).toBe(true);
+  for (const [name, header] of Object.entries(documented!.headers ?? {})) {
+    const value = response.headers.get(name);
+    expect(value !== null && ajv.validate(header.schema, value), `${method} ${path} → ${response.status} sends a valid ${name} header: ${value}`).toBe(true);
+  }
   seen.push(`${method.toLowerCase()} ${template(path)} ${response.status}`);
   return { status: response.status, body };
 }

@@ -101,7 +101,9 @@ describe("PATCH /api/v2/topics/{id}", () => {
   it("answers 401 for a missing or invalid key", async () => {
     const id = await newTopic();
     for (const key of [null, "", "nope", "cmk_1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", stack.project.authToken]) {
-      expect(await patch(id, { name: "x" }, { key })).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+      const reply = await patch(id, { name: "x" }, { key });
+      expect(reply).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+      expect(reply.headers.get("revision")).toBe("2023-01-01");
     }
   });
 
@@ -109,7 +111,9 @@ describe("PATCH /api/v2/topics/{id}", () => {
     const id = await newTopic();
     for (const permissions of [[], ["campaign:read", "profile:read"]] as const) {
       const key = await stack.project.keyWith([...permissions]);
-      expect(await patch(id, { name: "x" }, { key })).toMatchObject({ status: 403, body: { error: "forbidden" } });
+      const reply = await patch(id, { name: "x" }, { key });
+      expect(reply).toMatchObject({ status: 403, body: { error: "forbidden" } });
+      expect(reply.headers.get("revision")).toBe("2023-01-01");
     }
   });
 
@@ -160,9 +164,13 @@ describe("PATCH /api/v2/topics/{id}", () => {
     expect(reply.body).toEqual({ errors: [{ message: expect.any(String) }] });
   });
 
-  it("answers 400 for a malformed revision header and accepts a dated one", async () => {
+  it("answers 400 for a malformed revision header, before checking the key, and accepts a dated one", async () => {
     const id = await newTopic();
-    expect((await patch(id, { description: "r" }, { headers: { revision: "yesterday" } })).status).toBe(400);
+    for (const key of [stack.project.apiKey, null]) {
+      const malformed = await patch(id, { description: "r" }, { key, headers: { revision: "yesterday" } });
+      expect(malformed).toMatchObject({ status: 400, body: { errors: [{ path: "header.revision" }] } });
+      expect(malformed.headers.get("revision")).toBe("2023-01-01");
+    }
     const dated = await patch(id, { description: "r" }, { headers: { revision: "2024-06-01" } });
     expect(dated.status).toBe(200);
     expect(dated.headers.get("revision")).toBe("2023-01-01");
@@ -200,6 +208,7 @@ describe("PATCH /api/v2/topics/{id}", () => {
     const reply = await call("DELETE", `/topics/${id}`);
     expect(reply).toMatchObject({ status: 405, body: { error: "method_not_allowed" } });
     expect(reply.headers.get("allow")).toBe("PATCH");
+    expect(reply.headers.get("revision")).toBe("2023-01-01");
   });
 });
 
@@ -307,6 +316,7 @@ describe("when a dependency is away", () => {
       expect(response.status).toBe(503);
       expect(await response.json()).toEqual({ error: "unavailable" });
       expect(response.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(response.headers.get("revision")).toBe("2023-01-01");
     } finally {
       await gateway.stop();
     }

@@ -3,6 +3,8 @@ export const REVISIONS = [{ date: "2023-01-01", version: "2.0.0" }] as const;
 
 export type Revision = (typeof REVISIONS)[number];
 
+export const LATEST_REVISION = REVISIONS[REVISIONS.length - 1] as Revision;
+
 export type RevisionResult = { ok: true; revision: Revision } | { ok: false; message: string };
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -15,8 +17,7 @@ function isCalendarDate(text: string): boolean {
 }
 
 export function resolveRevision(header: string | undefined): RevisionResult {
-  const latest = REVISIONS[REVISIONS.length - 1] as Revision;
-  if (header === undefined) return { ok: true, revision: latest };
+  if (header === undefined) return { ok: true, revision: LATEST_REVISION };
   if (!isCalendarDate(header)) {
     return { ok: false, message: "revision header must be a date in the format YYYY-MM-DD" };
   }

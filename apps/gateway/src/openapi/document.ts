@@ -33,6 +33,13 @@ const revisionHeader = {
   description: "Dated API revision (YYYY-MM-DD); the newest revision on or before it applies. Absent: the latest.",
   schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
 };
+const appliedRevision = {
+  description: "The date of the revision the answer is written in (the latest when the request's header names none)",
+  schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
+};
+/** Every answer of an operation that takes the revision header names the revision applied, errors included. */
+const revisioned = (responses: Record<string, object>) =>
+  Object.fromEntries(Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { revision: appliedRevision } }]));
 const pathId = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "integer" } });
 
 const keyFailures = {
@@ -81,7 +88,7 @@ export const openApiDocument = {
         summary: "Read a profile as the workers have applied it (permission profile:read)",
         security: [{ apiKey: [] }],
         parameters: [{ ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } }, revisionHeader],
-        responses: { "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") },
+        responses: revisioned({ "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") }),
       },
     },
     "/topics": {
@@ -94,7 +101,7 @@ export const openApiDocument = {
           { name: "cursor", in: "query", required: false, schema: { type: "string" } },
           revisionHeader,
         ],
-        responses: { "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") },
+        responses: revisioned({ "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") }),
       },
       post: {
         operationId: "createTopic",
@@ -102,12 +109,12 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
-        responses: {
+        responses: revisioned({
           "201": json(topic, "The new topic"),
           ...keyFailures,
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("The body breaks a rule"),
-        },
+        }),
       },
     },
     "/topics/{id}": {
@@ -117,13 +124,13 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [pathId("The topic id"), revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
-        responses: {
+        responses: revisioned({
           "200": json(topic, "The updated topic"),
           ...keyFailures,
           "404": error("Unknown topic, or a topic of another project"),
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("Empty patch, unknown property, wrong type or length"),
-        },
+        }),
       },
     },
     "/journeys/{id}": {
@@ -132,7 +139,7 @@ export const openApiDocument = {
         summary: "Get a journey with its full graph (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: { "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") },
+        responses: revisioned({ "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") }),
       },
     },
     "/journeys/{id}/messages": {
@@ -141,11 +148,11 @@ export const openApiDocument = {
         summary: "List the messages of a journey, by node id (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: {
+        responses: revisioned({
           "200": json({ type: "array", items: message }, "One message per message node"),
           ...keyFailures,
           "404": error("Unknown journey"),
-        },
+        }),
       },
     },
   },

@@ -20,14 +20,14 @@ function journeyId(param: string | undefined): number {
 export function journeyRoutes(router: Router, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "campaign:read");
 
-  router.get("/journeys/:id", readAccess, applyRevision, async (ctx) => {
+  router.get("/journeys/:id", applyRevision, readAccess, async (ctx) => {
     const journey = await journeyJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
     if (journey === null) throw ApiError.notFound();
     ctx.type = "json";
     ctx.body = journey;
   });
 
-  router.get("/journeys/:id/messages", readAccess, applyRevision, async (ctx) => {
+  router.get("/journeys/:id/messages", applyRevision, readAccess, async (ctx) => {
     const messages = await journeyMessagesJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
     if (messages === null) throw ApiError.notFound();
     ctx.type = "json";

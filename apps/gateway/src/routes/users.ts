@@ -9,7 +9,7 @@ import { applyRevision } from "../middleware/revision";
 
 /** decisions.md "Profile read": what the workers have applied so far. */
 export function userRoutes(router: Router, deps: GatewayDeps): void {
-  router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), applyRevision, async (ctx) => {
+  router.get("/users/:id", useApiErrors, applyRevision, requireApiKey(deps.credentials, "profile:read"), async (ctx) => {
     const ref = ctx.params.id as string;
     const { projectId } = ctx.state.credential;
     const stored = await findProfile(deps.sql, projectId, [profileKeyForId(ref), profileKeyForEmail(ref)]);
