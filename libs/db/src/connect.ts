@@ -10,11 +10,23 @@ export interface ConnectOptions {
   applicationName?: string;
 }
 
+/** postgres.js reads `max_pipeline` (src/connection.js) although its types do not list it. */
+interface PoolOptions extends postgres.Options<Record<string, postgres.PostgresType>> {
+  max_pipeline: number;
+}
+
 export function connect(databaseUrl: string, options: ConnectOptions = {}): Sql {
-  return postgres(databaseUrl, {
+  const poolOptions: PoolOptions = {
     max: options.max ?? 10,
     onnotice: () => {},
     connect_timeout: 5,
+    // One statement in flight per connection; more wait in the pool's own queue. When every
+    // connection is busy, postgres.js 3.4.9 otherwise pipelines onto busy ones, and its queue
+    // of busy connections then grows by a hole per query that every later move scans: with 100
+    // concurrent callers on 10 connections, throughput fell from 35,000 to 10,000 queries/s
+    // within 20 s. With this, it stays at about 43,000/s.
+    max_pipeline: 1,
     connection: { application_name: options.applicationName ?? "cm" },
-  });
+  };
+  return postgres(databaseUrl, poolOptions);
 }

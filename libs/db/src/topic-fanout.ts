@@ -38,16 +38,14 @@ export type FanoutStep =
  */
 export async function fanOutChunk(sql: Sql, topicId: number, generation: number, chunkSize: number): Promise<FanoutStep> {
   return sql.begin(async (tx) => {
-    // Sent together, run in turn. The topic lock waits for a transaction changing the topic
-    // (the one that queued this job may still be open) and keeps the default from changing
-    // until this chunk commits; the fan-out row is read by the next statement, so after it.
-    const [, [topic], [fanout]] = await Promise.all([
-      tx.unsafe(CHUNK_SETTINGS),
-      tx<{ project_id: number; default_status: TopicStatus }[]>`
-        SELECT project_id, default_status FROM topics WHERE id = ${topicId} FOR UPDATE`,
-      tx<{ generation: number; after_key: string | null; finished: boolean }[]>`
-        SELECT generation, after_key, finished_at IS NOT NULL AS finished FROM topic_fanouts WHERE topic_id = ${topicId}`,
-    ]);
+    await tx.unsafe(CHUNK_SETTINGS);
+    // The topic lock waits for a transaction changing the topic (the one that queued this job
+    // may still be open) and keeps the default from changing until this chunk commits; the
+    // fan-out row is read after it, so as that transaction left it.
+    const [topic] = await tx<{ project_id: number; default_status: TopicStatus }[]>`
+      SELECT project_id, default_status FROM topics WHERE id = ${topicId} FOR UPDATE`;
+    const [fanout] = await tx<{ generation: number; after_key: string | null; finished: boolean }[]>`
+      SELECT generation, after_key, finished_at IS NOT NULL AS finished FROM topic_fanouts WHERE topic_id = ${topicId}`;
     if (topic === undefined || fanout?.generation !== generation) return { state: "stale" } as const;
     if (fanout.finished) return { state: "finished", scanned: 0, updated: 0 } as const;
 
