@@ -45,6 +45,24 @@ describe("gateway /metrics", () => {
   });
 });
 
+describe("request ids", () => {
+  const track = (authToken: string, headers: Record<string, string> = {}) =>
+    fetch(`${base}/api/v2/users/track?auth_token=${authToken}`, { method: "POST", headers, body: JSON.stringify({ id: "request-id-user" }) });
+
+  it("names error answers by the proxy's request id, or by one made for them", async () => {
+    expect((await track("wrong", { "x-request-id": "proxy-id-42" })).headers.get("x-request-id")).toBe("proxy-id-42");
+    const made = [(await track("wrong")).headers.get("x-request-id"), (await track("wrong")).headers.get("x-request-id")];
+    expect(made).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+    expect(made[0]).not.toBe(made[1]);
+  });
+
+  it("leaves successful answers unnamed", async () => {
+    const reply = await track(stack.project.authToken, { "x-request-id": "proxy-id-43" });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("x-request-id")).toBeNull();
+  });
+});
+
 describe("worker probes and /metrics", () => {
   it("answers /healthz and /readyz, and reports batches applied and end-to-end lag", async () => {
     expect((await text(`${worker.healthUrl}/healthz`)).status).toBe(200);

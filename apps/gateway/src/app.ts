@@ -20,8 +20,12 @@ export function createApp(deps: GatewayDeps): Koa {
   const root = new Router();
   healthRoutes(root, deps);
 
+  // The busiest path has a router of its own, matched first, so that identify requests are
+  // not matched against every other route.
+  const identify = new Router({ prefix: API_PREFIX });
+  identifyRoutes(identify, deps);
+
   const api = new Router({ prefix: API_PREFIX });
-  identifyRoutes(api, deps);
   userRoutes(api, deps);
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
@@ -29,10 +33,11 @@ export function createApp(deps: GatewayDeps): Koa {
 
   app.use(requestLog(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
-  app.use(adminQueues(deps));
-  // The API router first: its routes answer without calling on, so API requests (identify
-  // above all) skip matching the root router's paths.
+  // API routers first: their routes answer without calling on, so API requests skip the
+  // dashboard's path check and the root router's paths.
+  app.use(identify.routes());
   app.use(api.routes());
+  app.use(adminQueues(deps));
   app.use(root.routes());
   return app;
 }

@@ -2,6 +2,7 @@ import { isUnavailable } from "@cm/db";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
+import { requestIdOf } from "./request-log";
 
 const IDENTIFY_MESSAGES: Record<number, string> = {
   400: "Bad Request",
@@ -55,10 +56,13 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
     } catch (thrown) {
       const error = asApiError(thrown);
       const style = errorStyle(ctx);
+      // An error answer names its request, so that a client can quote it and we can find its log line.
+      const requestId = requestIdOf(ctx);
+      ctx.set("x-request-id", requestId);
       if (error.status >= 500) {
-        logger.error({ err: thrown, path: ctx.path, requestId: ctx.state.requestId }, "request failed");
+        logger.error({ err: thrown, path: ctx.path, requestId }, "request failed");
       } else if (error.options.detail) {
-        logger.info({ path: ctx.path, status: error.status, reason: error.options.detail, requestId: ctx.state.requestId }, "request rejected");
+        logger.info({ path: ctx.path, status: error.status, reason: error.options.detail, requestId }, "request rejected");
       }
       if (style === "identify") {
         const body = identifyBody(error);
