@@ -11,6 +11,7 @@ import {
   freePort,
   intake,
   repeat,
+  repeatInTurns,
   startGateway,
   startNode,
   uniqueName,
@@ -25,31 +26,40 @@ const GATEWAY_BATCH = 500;
 /** Each server first takes this much load unmeasured, so no run pays for its JIT compiling. */
 const WARMUP_S = 3;
 
+/** The three servers take turns after a warm-up each: the bare node:http ceiling, the naive gateway, ours. */
 async function measureIntake(databaseUrl, authToken) {
   const path = `/api/v2/users/track?auth_token=${authToken}`;
-
-  const barePort = await freePort();
-  const bare = startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) });
-  await sleep(300);
-  await intake(`http://127.0.0.1:${barePort}`, path, CONNECTIONS, WARMUP_S);
-  const bareResult = await repeat("bare node:http", () => intake(`http://127.0.0.1:${barePort}`, path, CONNECTIONS, DURATION_S));
-  await bare.stop();
-
-  const results = { bare: bareResult };
-  for (const [name, batchSize] of [["naive", 1], ["gateway", GATEWAY_BATCH]]) {
-    const queuePrefix = uniqueName(`bench_${name}`);
-    const gateway = await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } });
-    await intake(gateway.url, path, CONNECTIONS, WARMUP_S);
-    await clearQueue(queuePrefix);
-    results[name] = await repeat(name === "naive" ? "naive gateway (one queue.add per request)" : "gateway (micro-batched)", async () => {
-      const run = await intake(gateway.url, path, CONNECTIONS, DURATION_S);
-      await clearQueue(queuePrefix);
+  const servers = {};
+  try {
+    const barePort = await freePort();
+    servers.bare = { ...startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) }), url: `http://127.0.0.1:${barePort}` };
+    await sleep(300);
+    for (const [name, batchSize] of [["naive", 1], ["gateway", GATEWAY_BATCH]]) {
+      const queuePrefix = uniqueName(`bench_${name}`);
+      servers[name] = { ...(await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } })), queuePrefix };
+    }
+    const measure = (server, duration) => async () => {
+      const run = await intake(server.url, path, CONNECTIONS, duration);
+      if (server.queuePrefix) await clearQueue(server.queuePrefix);
       return run;
+    };
+    for (const server of Object.values(servers)) await measure(server, WARMUP_S)();
+    const results = await repeatInTurns({
+      "bare node:http": measure(servers.bare, DURATION_S),
+      "naive gateway (one queue.add per request)": measure(servers.naive, DURATION_S),
+      "gateway (micro-batched)": measure(servers.gateway, DURATION_S),
     });
-    await gateway.stop();
-    await clearQueue(queuePrefix);
+    return {
+      bare: results["bare node:http"],
+      naive: results["naive gateway (one queue.add per request)"],
+      gateway: results["gateway (micro-batched)"],
+    };
+  } finally {
+    for (const server of Object.values(servers)) {
+      await server.stop();
+      if (server.queuePrefix) await clearQueue(server.queuePrefix);
+    }
   }
-  return results;
 }
 
 async function measureDrain(databaseUrl) {

@@ -136,6 +136,14 @@ export async function load({ url, method = "GET", headers = {}, body, requests, 
   };
 }
 
+function withMedians(runs) {
+  const medians = {};
+  for (const key of Object.keys(runs[0])) {
+    if (typeof runs[0][key] === "number") medians[key] = median(runs.map((run) => run[key]));
+  }
+  return { runs, median: medians };
+}
+
 /** Runs `measure` RUNS times and keeps every run plus the median of each numeric field. */
 export async function repeat(label, measure) {
   const runs = [];
@@ -144,11 +152,23 @@ export async function repeat(label, measure) {
     console.error(`  ${label} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
     runs.push(run);
   }
-  const medians = {};
-  for (const key of Object.keys(runs[0])) {
-    if (typeof runs[0][key] === "number") medians[key] = median(runs.map((run) => run[key]));
+  return withMedians(runs);
+}
+
+/**
+ * Like `repeat` for several measurements `{name: measure}` that take turns, one run each per
+ * round, so that all of them meet the same machine load (which drifts on a shared VM).
+ */
+export async function repeatInTurns(measurements) {
+  const runs = Object.fromEntries(Object.keys(measurements).map((name) => [name, []]));
+  for (let i = 0; i < RUNS; i += 1) {
+    for (const [name, measure] of Object.entries(measurements)) {
+      const run = await measure();
+      console.error(`  ${name} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
+      runs[name].push(run);
+    }
   }
-  return { runs, median: medians };
+  return Object.fromEntries(Object.entries(runs).map(([name, list]) => [name, withMedians(list)]));
 }
 
 export function machineInfo() {
@@ -175,16 +195,22 @@ export function identifyBody(n) {
   });
 }
 
+/**
+ * Distinct identify bodies, each connection sending them in turn. They are built before the
+ * run, so that autocannon, on the same two cores, spends its CPU sending rather than building
+ * JSON (the services do the same work for any body: no worker runs during intake).
+ */
+const INTAKE_REQUESTS = Array.from({ length: 500 }, (_, n) => ({ method: "POST", body: identifyBody(n) }));
+
 /** Identify requests with distinct bodies against one gateway, for `duration` seconds. */
 export async function intake(url, path, connections = 100, duration = 10) {
-  let n = 0;
   return load({
     url: `${url}${path}`,
     method: "POST",
     headers: { "content-type": "application/json" },
     connections,
     duration,
-    requests: [{ setupRequest: (request) => ({ ...request, body: identifyBody((n += 1)) }) }],
+    requests: INTAKE_REQUESTS,
   });
 }
 

@@ -11,7 +11,7 @@ import {
   createBenchDatabase,
   ctl,
   median,
-  RUNS,
+  repeatInTurns,
   serviceEnv,
   startGateway,
   startNode,
@@ -235,25 +235,6 @@ async function measureOnce(sql, databaseUrl, gateway, authToken, work) {
   return run;
 }
 
-/** The two measurements take turns, so that both meet the same machine load and table size. */
-async function measureInTurns(measurements) {
-  const results = Object.fromEntries(Object.keys(measurements).map((name) => [name, { runs: [] }]));
-  for (let i = 0; i < RUNS; i += 1) {
-    for (const [name, measure] of Object.entries(measurements)) {
-      const run = await measure();
-      console.error(`  ${name} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
-      results[name].runs.push(run);
-    }
-  }
-  for (const result of Object.values(results)) {
-    result.median = {};
-    for (const [key, value] of Object.entries(result.runs[0])) {
-      if (typeof value === "number") result.median[key] = median(result.runs.map((run) => run[key]));
-    }
-  }
-  return results;
-}
-
 /** Median share of each wait over the runs, largest first, as "CPU 60%, IO:DataFileRead 20%". */
 function waitSummary(runs) {
   const names = [...new Set(runs.flatMap((run) => Object.keys(run.waits)))];
@@ -285,7 +266,7 @@ async function main() {
     worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl: db.url, queuePrefix }));
     await sleep(1_500);
 
-    const { ceiling, fanout } = await measureInTurns({
+    const { ceiling, fanout } = await repeatInTurns({
       ceiling: () => measureOnce(sql, db.url, gateway, authToken, () => singleStatement(sql, project.id, topic.id)),
       fanout: () => measureOnce(sql, db.url, gateway, authToken, () => fanOut(sql, gateway.url, apiKey, topic.id)),
     });
