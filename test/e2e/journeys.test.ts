@@ -264,8 +264,8 @@ describe("authentication and revision", () => {
       for (const revision of ["yesterday", "2025-13-01", "2025-6-30", "1999-12-31"]) {
         const reply = await get(path, { ...key, revision });
         expect(reply).toMatchObject({ status: 400, revision: "2023-01-01" });
-        // The header is checked before the key: a request without one gets the same answer.
-        expect((await get(path, { revision })).status).toBe(400);
+        // The key is checked first (api.md: a missing credential gives 401), and the answer still names a revision.
+        expect(await get(path, { revision })).toMatchObject({ status: 401, revision: "2023-01-01" });
         expect(reply.body.errors[0]).toMatchObject({ message: expect.stringContaining("revision"), path: "header.revision" });
       }
     }

@@ -3,6 +3,7 @@ import Koa from "koa";
 import type { GatewayDeps } from "./deps";
 import { errorMiddleware } from "./middleware/errors";
 import { requestLog } from "./middleware/request-log";
+import { nameRevision } from "./middleware/revision";
 import { adminQueues } from "./routes/admin-queues";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
@@ -26,6 +27,7 @@ export function createApp(deps: GatewayDeps): Koa {
   identifyRoutes(identify, deps);
 
   const api = new Router({ prefix: API_PREFIX });
+  api.use(nameRevision);
   userRoutes(api, deps);
   journeyRoutes(api, deps);
   topicRoutes(api, deps);

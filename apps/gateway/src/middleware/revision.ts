@@ -1,16 +1,23 @@
-import { LATEST_REVISION, resolveRevision } from "@cm/domain";
+import { LATEST_REVISION, resolveRevision, type RevisionResult } from "@cm/domain";
 import type Koa from "koa";
 import { ApiError } from "../api-error";
 
 /**
- * decisions.md "revision": validates the header and names the applied revision in the
- * response. It runs before authentication, so that every answer names one, errors included;
- * the 400 for a header that names no revision is written in the latest.
+ * decisions.md "revision": every answer names the revision applied, errors included, so this
+ * runs before authentication. A header that names no revision gets the latest here, and its
+ * 400 from `requireRevision`.
  */
-export const applyRevision: Koa.Middleware = async (ctx, next) => {
+export const nameRevision: Koa.Middleware = (ctx, next) => {
   const header = ctx.get("revision");
   const resolved = resolveRevision(header === "" ? undefined : header);
+  ctx.state.revision = resolved;
   ctx.set("revision", (resolved.ok ? resolved.revision : LATEST_REVISION).date);
+  return next();
+};
+
+/** 400 for a revision header that names no revision; after authentication (api.md: no credential, 401). */
+export const requireRevision: Koa.Middleware = (ctx, next) => {
+  const resolved = ctx.state.revision as RevisionResult;
   if (!resolved.ok) throw new ApiError(400, { problems: [{ message: resolved.message, path: "header.revision" }] });
-  await next();
+  return next();
 };

@@ -4,7 +4,7 @@ import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
-import { applyRevision } from "../middleware/revision";
+import { requireRevision } from "../middleware/revision";
 
 /** A journey id from the path; anything that cannot be one is an unknown journey (decisions.md). */
 function journeyId(param: string | undefined): number {
@@ -20,14 +20,14 @@ function journeyId(param: string | undefined): number {
 export function journeyRoutes(router: Router, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "campaign:read");
 
-  router.get("/journeys/:id", applyRevision, readAccess, async (ctx) => {
+  router.get("/journeys/:id", readAccess, requireRevision, async (ctx) => {
     const journey = await journeyJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
     if (journey === null) throw ApiError.notFound();
     ctx.type = "json";
     ctx.body = journey;
   });
 
-  router.get("/journeys/:id/messages", applyRevision, readAccess, async (ctx) => {
+  router.get("/journeys/:id/messages", readAccess, requireRevision, async (ctx) => {
     const messages = await journeyMessagesJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
     if (messages === null) throw ApiError.notFound();
     ctx.type = "json";

@@ -27,7 +27,7 @@ import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { readJsonBody } from "../middleware/json-body";
-import { applyRevision } from "../middleware/revision";
+import { requireRevision } from "../middleware/revision";
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
@@ -99,7 +99,7 @@ export function topicRoutes(router: Router, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "campaign:read");
   const writeAccess = requireApiKey(deps.credentials, "campaign:write");
 
-  router.patch("/topics/:id", applyRevision, writeAccess, readJsonBody, async (ctx) => {
+  router.patch("/topics/:id", writeAccess, requireRevision, readJsonBody, async (ctx) => {
     const id = idFromPath(ctx.params.id);
     if (id === null) throw ApiError.notFound();
     const patch = parseTopicBody(ctx.request.body, validateTopicPatch, topicPatchProblems);
@@ -107,7 +107,7 @@ export function topicRoutes(router: Router, deps: GatewayDeps): void {
     ctx.body = topicResource(topic);
   });
 
-  router.post("/topics", applyRevision, writeAccess, readJsonBody, async (ctx) => {
+  router.post("/topics", writeAccess, requireRevision, readJsonBody, async (ctx) => {
     const body = parseTopicBody(ctx.request.body, validateNewTopic, topicFieldProblems);
     const name = body.name.trim();
     let topic: TopicRow;
@@ -127,7 +127,7 @@ export function topicRoutes(router: Router, deps: GatewayDeps): void {
     ctx.body = topicResource(topic);
   });
 
-  router.get("/topics", applyRevision, readAccess, async (ctx) => {
+  router.get("/topics", readAccess, requireRevision, async (ctx) => {
     const request = topicPageRequest({ limit: ctx.query.limit, cursor: ctx.query.cursor });
     if (!request.ok) throw ApiError.unprocessable(request.problems);
     const { limit, afterId } = request.page;
@@ -145,7 +145,7 @@ export function topicRoutes(router: Router, deps: GatewayDeps): void {
     ["/topics", "GET, POST"],
     ["/topics/:id", "PATCH"],
   ] as const) {
-    router.all(path, applyRevision, (ctx) => {
+    router.all(path, (ctx) => {
       ctx.set("allow", allow);
       throw new ApiError(405, { code: "method_not_allowed" });
     });

@@ -5,11 +5,11 @@ import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { useApiErrors } from "../middleware/error-style";
-import { applyRevision } from "../middleware/revision";
+import { requireRevision } from "../middleware/revision";
 
 /** decisions.md "Profile read": what the workers have applied so far. */
 export function userRoutes(router: Router, deps: GatewayDeps): void {
-  router.get("/users/:id", useApiErrors, applyRevision, requireApiKey(deps.credentials, "profile:read"), async (ctx) => {
+  router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), requireRevision, async (ctx) => {
     const ref = ctx.params.id as string;
     const { projectId } = ctx.state.credential;
     const stored = await findProfile(deps.sql, projectId, [profileKeyForId(ref), profileKeyForEmail(ref)]);
