@@ -1,17 +1,9 @@
 import { createServer, type Server } from "node:http";
+import { probeDependencies } from "@cm/config";
 import type { AddressInfo } from "node:net";
 import type { Sql } from "@cm/db";
 import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
-
-const PROBE_TIMEOUT_MS = 2_000;
-
-function withTimeout<T>(work: Promise<T>): Promise<T> {
-  return Promise.race([
-    work,
-    new Promise<T>((_, reject) => setTimeout(() => reject(new Error("probe timed out")), PROBE_TIMEOUT_MS).unref()),
-  ]);
-}
 
 export interface HealthServer {
   server: Server;
@@ -37,8 +29,8 @@ export async function startHealthServer(
       return;
     }
     if (req.url === "/readyz") {
-      Promise.allSettled([withTimeout(deps.sql`SELECT 1`), withTimeout(deps.redis.ping())]).then(([postgres, redis]) => {
-        const ready = deps.readiness.accepting && postgres.status === "fulfilled" && redis.status === "fulfilled";
+      probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => deps.redis.ping() }).then(({ postgres, redis }) => {
+        const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
         reply(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting }));
       });
       return;

@@ -1,3 +1,4 @@
 export * from "./config";
 export * from "./logger";
 export * from "./signals";
+export * from "./probes";
