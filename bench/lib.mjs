@@ -112,9 +112,21 @@ export async function startGateway({ databaseUrl, queuePrefix, extra }) {
 }
 
 /**
- * One autocannon run. Returns requests/s (mean over the run), latency percentiles in ms, and
- * counts of non-2xx answers and socket errors, so a run that "succeeds" by failing is visible.
+ * What an autocannon run measured: requests/s (mean over the run), latency percentiles in ms,
+ * and counts of non-2xx answers and socket errors, so a run that "succeeds" by failing is visible.
  */
+export function summarize(result) {
+  return {
+    requestsPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    total: result.requests.total,
+  };
+}
+
+/** One autocannon run, summarized. */
 export async function load({ url, method = "GET", headers = {}, body, requests, connections = 100, duration = 10, pipelining = 1 }) {
   const result = await autocannon({
     url,
@@ -126,14 +138,7 @@ export async function load({ url, method = "GET", headers = {}, body, requests, 
     duration,
     pipelining,
   });
-  return {
-    requestsPerSec: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-    total: result.requests.total,
-  };
+  return summarize(result);
 }
 
 function withMedians(runs) {

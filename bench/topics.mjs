@@ -15,6 +15,7 @@ import {
   serviceEnv,
   startGateway,
   startNode,
+  summarize,
   uniqueName,
   writeResults,
 } from "./lib.mjs";
@@ -71,14 +72,8 @@ function startIdentifyTraffic(url, authToken) {
   return {
     async stop() {
       instance.stop();
-      const result = await instance;
-      return {
-        identifyRequestsPerSec: result.requests.average,
-        identifyP50: result.latency.p50,
-        identifyP99: result.latency.p99,
-        identifyNon2xx: result.non2xx,
-        identifyErrors: result.errors + result.timeouts,
-      };
+      const { requestsPerSec, p50, p99, non2xx, errors } = summarize(await instance);
+      return { identifyRequestsPerSec: requestsPerSec, identifyP50: p50, identifyP99: p99, identifyNon2xx: non2xx, identifyErrors: errors };
     },
   };
 }
