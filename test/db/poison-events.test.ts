@@ -30,7 +30,7 @@ describe("a batch holding an event Postgres refuses", () => {
     expect(outcome.applied).toBe(3);
     expect(outcome.poisoned.map((p) => p.event.id).sort()).toEqual(["bad-1", "bad-2"]);
     for (const id of ["ok-1", "ok-2", "ok-3"]) {
-      expect(await findProfile(stack.db.sql, stack.project.id, [profileKeyForId(id)]), id).not.toBeNull();
+      expect(await findProfile(stack.db.sql, stack.project.id, profileKeyForId(id)), id).not.toBeNull();
     }
   });
 
@@ -41,7 +41,7 @@ describe("a batch holding an event Postgres refuses", () => {
     try {
       const job = await queue.add("identify", { events: [event("queued-ok", { plan: "pro" }), poison("queued-bad")] });
       await waitFor("the job to finish", async () => ((await job.getState()) === "unknown" ? true : undefined));
-      const stored = await findProfile(stack.db.sql, stack.project.id, [profileKeyForId("queued-ok")]);
+      const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("queued-ok"));
       expect(visibleProfile(stored!.state)?.data).toEqual({ plan: "pro" });
       const letters = await stack.db.sql<{ job_id: string; event: string; error: string }[]>`
         SELECT job_id, event, error FROM identify_dead_letters WHERE job_id = ${job.id as string}`;

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile } from "@cm/db";
-import { tieBreaker, visibleProfile, type ChannelValue, type IdentifyEvent, type Json, type VisibleProfile } from "@cm/domain";
+import { profileKeyForId, tieBreaker, visibleProfile, type ChannelValue, type IdentifyEvent, type Json, type VisibleProfile } from "@cm/domain";
 import { applyIdentifyEvents } from "@cm/worker";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
@@ -26,6 +26,7 @@ function referenceProfile(events: IdentifyEvent[], knownTopics: Set<number>): Vi
   };
   for (const e of applicable) {
     if (e.email !== undefined) write("email", e.t, e.email);
+    if (e.phoneNumber !== undefined) write("phone", e.t, e.phoneNumber);
     for (const [key, value] of Object.entries(e.data ?? {})) write(`data.${key}`, e.t, value);
     for (const channel of e.channels ?? []) write(`channel.${channel.type}:${channel.address}`, e.t, channel);
     for (const topic of e.topics ?? []) if (knownTopics.has(topic.id)) write(`topic.${topic.id}`, e.t, topic.status);
@@ -36,22 +37,27 @@ function referenceProfile(events: IdentifyEvent[], knownTopics: Set<number>): Vi
     fields.filter(([field]) => field.startsWith(prefix)).map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
   return {
     email: (latest.get("email")?.v as string | undefined) ?? null,
+    phoneNumber: (latest.get("phone")?.v as string | undefined) ?? null,
     data: Object.fromEntries(pick("data.").filter(([, v]) => v !== null)) as Record<string, Json>,
     channels: pick("channel.").map(([, v]) => v as ChannelValue),
     topics: Object.fromEntries(pick("topic.")) as VisibleProfile["topics"],
   };
 }
 
-const KEYS = ["i:alice", "i:bob", "e:carol@example.com"];
+const PROFILES = ["alice", "bob", "carol@example.com"];
+// Events queued by gateways before migration 007 keyed users known by email alone "e:<email>";
+// they must land on the profile of that email like the events queued since.
+const EVENT_KEYS = ["i:alice", "i:bob", "i:carol@example.com", "e:carol@example.com"];
 const UNKNOWN_TOPIC = 999_999;
 
 function eventArbitrary(projectId: number, topicIds: number[]) {
   return fc.record({
-    key: fc.constantFrom(...KEYS),
+    key: fc.constantFrom(...EVENT_KEYS),
     // A few distinct times only, so that ties between different values are common.
     t: fc.integer({ min: 1, max: 5 }).map((n) => 1_700_000_000_000 + n * 1000),
     updateOnly: fc.boolean(),
     email: fc.option(fc.constantFrom("a@example.com", "b@example.com", "c@example.com"), { nil: undefined }),
+    phoneNumber: fc.option(fc.constantFrom("+15550100", "+15550199"), { nil: undefined }),
     data: fc.option(
       fc.dictionary(fc.constantFrom("plan", "score", "tags", "language"), fc.constantFrom<Json>(null, "free", "pro", 1, 2, [1, "x"], { deep: true }, "\u00e9t\u00e9", "\uff46", "\ud83d\ude00", "long ".repeat(20), "long ".repeat(21))),
       { nil: undefined },
@@ -75,15 +81,17 @@ function eventArbitrary(projectId: number, topicIds: number[]) {
       { nil: undefined },
     ),
   }).map((fields): IdentifyEvent => {
-    const event: IdentifyEvent = {
+    const legacy = fields.key.startsWith("e:");
+    const event = {
       projectId,
       key: fields.key,
-      id: fields.key.startsWith("i:") ? fields.key.slice(2) : null,
+      id: legacy ? null : fields.key.slice(2),
       t: fields.t,
       updateOnly: fields.updateOnly,
-    };
-    const email = fields.key.startsWith("e:") ? fields.key.slice(2) : fields.email;
+    } as IdentifyEvent;
+    const email = legacy ? fields.key.slice(2) : fields.email;
     if (email !== undefined) event.email = email;
+    if (fields.phoneNumber !== undefined) event.phoneNumber = fields.phoneNumber;
     if (fields.data !== undefined) event.data = fields.data;
     if (fields.channels !== undefined) event.channels = fields.channels;
     if (fields.topics !== undefined) event.topics = fields.topics;
@@ -99,8 +107,8 @@ afterAll(() => db.drop());
 
 async function storedProfiles(projectId: number) {
   return Promise.all(
-    KEYS.map(async (key) => {
-      const stored = await findProfile(db.sql, projectId, [key]);
+    PROFILES.map(async (id) => {
+      const stored = await findProfile(db.sql, projectId, profileKeyForId(id));
       return stored === null ? null : visibleProfile(stored.state);
     }),
   );
@@ -146,7 +154,7 @@ describe("identify convergence (property)", () => {
             for (const batch of lane) await applyIdentifyEvents(db.sql, batch);
           }));
 
-          const expected = KEYS.map((key) => referenceProfile(events.filter((e) => e.key === key), knownTopics));
+          const expected = PROFILES.map((id) => referenceProfile(events.filter((e) => e.key.slice(2) === id), knownTopics));
           expect(await storedProfiles(project.id)).toEqual(expected);
         },
       ),

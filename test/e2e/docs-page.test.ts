@@ -38,6 +38,11 @@ describe("/docs in a browser", () => {
       await expect(heading.isVisible(), operation.id).resolves.toBe(true);
       const text = (await heading.innerText()).replace(/\s+/g, " ");
       expect(text).toBe(`${operation.method.toUpperCase()} /api/v2${operation.path}`);
+      await expect(page.locator(`#${operation.id} pre.example`).innerText(), operation.id).resolves.toMatch(/^curl /);
+    }
+    const identify = await page.locator("#identifyUser").innerText();
+    for (const placement of ["auth_token", "tracking_api_key", "in the body", "application/x-www-form-urlencoded", "application/json"]) {
+      expect(identify, placement).toContain(placement);
     }
     await page.close();
   });

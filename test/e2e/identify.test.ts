@@ -53,10 +53,10 @@ describe("POST /api/v2/users/track", () => {
     });
   });
 
-  it("keys a profile by email when no id is given", async () => {
+  it("keys a profile by email, as its id, when no id is given", async () => {
     expect((await track({ email: "solo@example.com", data: { a: 1 } })).status).toBe(200);
     const profile = await waitFor("profile", () => readProfile("solo@example.com"));
-    expect(profile).toMatchObject({ id: null, email: "solo@example.com", data: { a: 1 } });
+    expect(profile).toMatchObject({ id: "solo@example.com", email: "solo@example.com", data: { a: 1 } });
   });
 
   it("stores an integer id as text", async () => {

@@ -77,6 +77,21 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect((await track({ data: {} })).status).toBe(400);
     expect((await track({ id: "x" }, "wrong")).status).toBe(401);
     expect((await track({ id: "x", data: { blob: "y".repeat(300_000) } })).status).toBe(413);
+    const inBody = { id: "doc-user-2", tracking_api_key: stack.project.authToken };
+    expect((await call("POST", "/api/v2/users/track.json", { body: inBody, key: null })).status).toBe(200);
+    const form = `auth_token=${encodeURIComponent(stack.project.authToken)}&id=doc-user-3&data[plan]=pro`;
+    const formHeaders = { "content-type": "application/x-www-form-urlencoded" };
+    expect((await call("POST", "/api/v2/users/track.json", { body: form, key: null, headers: formHeaders })).status).toBe(200);
+    expect((await call("POST", "/api/v2/users/track.json", { body: "id=x", key: null, headers: formHeaders })).status).toBe(401);
+  });
+
+  it("shows a request example for every operation", () => {
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const samples = (operation as { "x-codeSamples"?: { source: string }[] })["x-codeSamples"];
+        expect(samples?.[0]?.source, `${method} ${path}`).toMatch(/^curl /);
+      }
+    }
   });
 
   it("profile read", async () => {

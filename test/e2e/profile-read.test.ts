@@ -37,6 +37,7 @@ describe("GET /api/v2/users/:id", () => {
       expect(reply.body).toEqual({
         id: "reader-1",
         email: "r@example.com",
+        phone_number: null,
         channels: [],
         data: { plan: "pro" },
         topics: [

@@ -7,8 +7,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A new, migrated database of its own for one test file. */
-export async function createTestDatabase(label: string): Promise<TestDatabase> {
+/** A new database of its own for one test file, migrated unless a test migrates it itself. */
+export async function createTestDatabase(label: string, { migrated = true } = {}): Promise<TestDatabase> {
   const name = uniqueName(`cm_test_${label}`);
   const admin = connect(ADMIN_DATABASE_URL, { max: 1 });
   await admin.unsafe(`CREATE DATABASE ${name}`);
@@ -16,7 +16,7 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
   const url = new URL(ADMIN_DATABASE_URL);
   url.pathname = `/${name}`;
   const sql = connect(url.toString(), { max: 8 });
-  await migrate(sql);
+  if (migrated) await migrate(sql);
   return {
     url: url.toString(),
     sql,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IdentifyRejection, MAX_FUTURE_SKEW_MS, parseTimestamp, toIdentifyEvent } from "@cm/domain";
+import { IdentifyRejection, MAX_FUTURE_SKEW_MS, parseTimestamp, profileIdOf, toIdentifyEvent } from "@cm/domain";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 
@@ -20,9 +20,26 @@ describe("parseTimestamp", () => {
 });
 
 describe("toIdentifyEvent", () => {
-  it("keys a profile by id, else by email, and stores id as text", () => {
+  it("keys a profile by id, else by its email as the id, and stores id as text", () => {
     expect(toIdentifyEvent(1, { id: 42, email: "a@b.co" }, NOW)).toMatchObject({ key: "i:42", id: "42", email: "a@b.co" });
-    expect(toIdentifyEvent(1, { email: "a@b.co" }, NOW)).toMatchObject({ key: "e:a@b.co", id: null });
+    expect(toIdentifyEvent(1, { email: "a@b.co" }, NOW)).toMatchObject({ key: "i:a@b.co", id: "a@b.co" });
+    expect(toIdentifyEvent(1, { id: null, email: "a@b.co" }, NOW)).toMatchObject({ key: "i:a@b.co", id: "a@b.co" });
+    expect(() => toIdentifyEvent(1, { id: null }, NOW)).toThrow(/id or email/);
+  });
+
+  it("reads the shapes real clients send: one channel as an object, data null, phone_number", () => {
+    const channel = { type: "push", address: "token-1", platform: "ios" };
+    expect(toIdentifyEvent(1, { id: "u", channels: channel }, NOW).channels).toEqual([channel]);
+    expect(toIdentifyEvent(1, { id: "u", channels: { type: "sms", address: "+15550100" } }, NOW).channels).toEqual([
+      { type: "sms", address: "+15550100", platform: null },
+    ]);
+    expect(toIdentifyEvent(1, { id: "u", data: null, email: null, channels: null, extras: null }, NOW)).toEqual(toIdentifyEvent(1, { id: "u" }, NOW));
+    expect(toIdentifyEvent(1, { id: "u", phone_number: "+1 555 0100" }, NOW).phoneNumber).toBe("+1 555 0100");
+  });
+
+  it("names the profile of an event queued before migration 007 by its email", () => {
+    expect(profileIdOf({ key: "e:a@b.co" })).toBe("a@b.co");
+    expect(profileIdOf(toIdentifyEvent(1, { id: "u-1" }, NOW))).toBe("u-1");
   });
 
   it("orders by extras.created_at, or by the receive time", () => {

@@ -8,8 +8,12 @@ const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFro
 
 describe("last-writer-wins per field", () => {
   it("keeps the newer value of each field, and lets an older update set fields no newer one touched", () => {
-    const state = merged(at(2, { email: "new@x.co", data: { plan: "pro" } }), at(1, { email: "old@x.co", data: { plan: "free", city: "Oslo" } }));
-    expect(visibleProfile(state)).toMatchObject({ email: "new@x.co", data: { plan: "pro", city: "Oslo" } });
+    const state = merged(
+      at(2, { email: "new@x.co", data: { plan: "pro" } }),
+      at(1, { email: "old@x.co", phoneNumber: "+100", data: { plan: "free", city: "Oslo" } }),
+      at(3, { phoneNumber: "+200" }),
+    );
+    expect(visibleProfile(state)).toMatchObject({ email: "new@x.co", phoneNumber: "+200", data: { plan: "pro", city: "Oslo" } });
   });
 
   it("clears a data key set to null, and an older value does not bring it back", () => {
@@ -45,8 +49,11 @@ describe("last-writer-wins per field", () => {
       t: fc.integer({ min: 1, max: 4 }),
       updateOnly: fc.boolean(),
       email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
+      phoneNumber: fc.option(fc.constantFrom("+100", "+200"), { nil: undefined }),
       data: fc.dictionary(fc.constantFrom("k1", "k2"), fc.constantFrom(null, 1, "v")),
-    }).map(({ t, updateOnly, email, data }) => at(t, { updateOnly, data, ...(email ? { email } : {}) }));
+    }).map(({ t, updateOnly, email, phoneNumber, data }) =>
+      at(t, { updateOnly, data, ...(email ? { email } : {}), ...(phoneNumber ? { phoneNumber } : {}) }),
+    );
     fc.assert(
       fc.property(event, event, event, (x, y, z) => {
         const [a, b, c] = [x, y, z].map(stateFromEvent) as [ProfileState, ProfileState, ProfileState];

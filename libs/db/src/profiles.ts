@@ -26,13 +26,14 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
     external_id: w.externalId,
     created_t: w.state.createdT,
     email: w.state.email,
+    phone_number: w.state.phoneNumber,
     data: w.state.data,
     channels: w.state.channels,
     topics: w.state.topics,
   }));
   const [result] = await sql<ApplyResult[]>`
     WITH input AS (
-      SELECT r.project_id, r.key, r.external_id, r.created_t, r.email, r.data, r.channels,
+      SELECT r.project_id, r.key, r.external_id, r.created_t, r.email, r.phone_number, r.data, r.channels,
              CASE WHEN r.topics = '{}' THEN '{}'::jsonb
                   ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
                                    FROM jsonb_each(r.topics) AS c
@@ -45,15 +46,16 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                                                  WHERE t.id = c.key::integer AND t.project_id = r.project_id)) END AS unknown_topics
         FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
           project_id integer, key text, external_id text, created_t bigint,
-          email jsonb, data jsonb, channels jsonb, topics jsonb)
+          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb)
     ), upserted AS (
-      INSERT INTO profiles AS p (project_id, key, external_id, created_t, email, data, channels, topic_choices)
-      SELECT project_id, key, external_id, created_t, email, data, channels, topic_choices
+      INSERT INTO profiles AS p (project_id, key, external_id, created_t, email, phone_number, data, channels, topic_choices)
+      SELECT project_id, key, external_id, created_t, email, phone_number, data, channels, topic_choices
         FROM input
        ORDER BY project_id, key
       ON CONFLICT (project_id, key) DO UPDATE SET
         created_t     = least(p.created_t, excluded.created_t),
         email         = lww_newest(p.email, excluded.email),
+        phone_number  = lww_newest(p.phone_number, excluded.phone_number),
         -- The map merges are written out (not calls of a function doing the same) because
         -- Postgres cannot inline a function holding a subquery, and calling one per row
         -- cost a third of the statement's time.
@@ -83,27 +85,24 @@ export interface StoredProfile {
   updatedAt: Date;
 }
 
-/**
- * The first of `keys` that names a profile. Rows that are not profiles yet (only update_only
- * updates seen) are not returned.
- */
-export async function findProfile(sql: Db, projectId: number, keys: readonly string[]): Promise<StoredProfile | null> {
-  const rows = await sql<
+/** The profile of `key`. Rows that are not profiles yet (only update_only updates seen) are not returned. */
+export async function findProfile(sql: Db, projectId: number, key: string): Promise<StoredProfile | null> {
+  const [row] = await sql<
     {
       key: string;
       external_id: string | null;
       created_t: number | null;
       email: ProfileState["email"];
+      phone_number: ProfileState["phoneNumber"];
       data: ProfileState["data"];
       channels: ProfileState["channels"];
       topic_choices: ProfileState["topics"];
       updated_at: Date;
     }[]
   >`
-    SELECT key, external_id, created_t::float8 AS created_t, email, data, channels, topic_choices, updated_at
+    SELECT key, external_id, created_t::float8 AS created_t, email, phone_number, data, channels, topic_choices, updated_at
       FROM profiles
-     WHERE project_id = ${projectId} AND key IN ${sql(keys as string[])} AND created_t IS NOT NULL`;
-  const row = keys.map((key) => rows.find((r) => r.key === key)).find((r) => r !== undefined);
+     WHERE project_id = ${projectId} AND key = ${key} AND created_t IS NOT NULL`;
   if (row === undefined) return null;
   return {
     key: row.key,
@@ -111,6 +110,7 @@ export async function findProfile(sql: Db, projectId: number, keys: readonly str
     state: {
       createdT: row.created_t,
       email: row.email,
+      phoneNumber: row.phone_number,
       data: row.data,
       channels: row.channels,
       topics: row.topic_choices,

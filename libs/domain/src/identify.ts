@@ -19,20 +19,28 @@ export interface IdentifyTopicChoice {
   name?: string | null;
 }
 
-/** The identify request body as integrations send it; unknown top-level fields are ignored. */
+/**
+ * The identify request body as integrations send it; unknown top-level fields are ignored.
+ * Real clients send null for a field they have no value for (`id: null` for a user known by
+ * email only, `data: null`, `email: null`): a null top-level field is a field not given. They
+ * also send a single channel as an object rather than a list.
+ */
 export interface IdentifyBody {
-  id?: (string & tags.MinLength<1> & tags.MaxLength<255>) | (number & tags.Type<"int64">);
-  email?: string & tags.Format<"email"> & tags.MaxLength<254>;
-  channels?: IdentifyChannel[] & tags.MaxItems<100>;
+  /** Not given: the user is keyed by `email`. */
+  id?: (string & tags.MinLength<1> & tags.MaxLength<255>) | (number & tags.Type<"int64">) | null;
+  email?: (string & tags.Format<"email"> & tags.MaxLength<254>) | null;
+  /** Vero's SMS field, stored as sent. */
+  phone_number?: (string & tags.MinLength<1> & tags.MaxLength<64>) | null;
+  channels?: (IdentifyChannel[] & tags.MaxItems<100>) | IdentifyChannel | null;
   /** Free-form: anything JSON can hold (typia cannot check a recursive JSON type with null). */
-  data?: Record<string, unknown>;
+  data?: Record<string, unknown> | null;
   extras?: {
     created_at?: string | number;
     update_only?: "true" | "false" | boolean;
-  };
+  } | null;
   preferences?: {
     topics?: IdentifyTopicChoice[] & tags.MaxItems<1000>;
-  };
+  } | null;
 }
 
 export interface ChannelValue {
@@ -43,15 +51,17 @@ export interface ChannelValue {
 
 /**
  * One accepted identify, as queued for the workers. `t` orders it against other updates of the
- * same profile; `key` names the profile: its id when given, otherwise its email.
+ * same profile; `id` is the user's id when given, otherwise its email (as Vero keys users), and
+ * `key` names the profile by it.
  */
 export interface IdentifyEvent {
   projectId: number;
   key: string;
-  id: string | null;
+  id: string;
   t: number;
   updateOnly: boolean;
   email?: string;
+  phoneNumber?: string;
   data?: Record<string, Json>;
   channels?: ChannelValue[];
   topics?: { id: number; status: TopicStatus }[];
@@ -61,8 +71,12 @@ export function profileKeyForId(id: string): string {
   return `i:${id}`;
 }
 
-export function profileKeyForEmail(email: string): string {
-  return `e:${email}`;
+/**
+ * The id of the profile an event names. Gateways before migration 007 queued users known by
+ * email only as `e:<email>` with a null id; such jobs name the profile of that email now.
+ */
+export function profileIdOf(event: Pick<IdentifyEvent, "key">): string {
+  return event.key.slice(2);
 }
 
 export class IdentifyRejection extends Error {}
@@ -86,8 +100,8 @@ export function parseTimestamp(value: string | number): number | null {
 
 /** Turns a validated body into the queued event, applying the rules typia cannot express. */
 export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedAt: number): IdentifyEvent {
-  const id = body.id === undefined ? null : String(body.id);
-  if (id === null && body.email === undefined) throw new IdentifyRejection("id or email is required");
+  const id = body.id === undefined || body.id === null ? body.email : String(body.id);
+  if (id === undefined || id === null) throw new IdentifyRejection("id or email is required");
 
   let t = receivedAt;
   if (body.extras?.created_at !== undefined) {
@@ -102,15 +116,17 @@ export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedA
 
   const event: IdentifyEvent = {
     projectId,
-    key: id !== null ? profileKeyForId(id) : profileKeyForEmail(body.email as string),
+    key: profileKeyForId(id),
     id,
     t,
     updateOnly,
   };
-  if (body.email !== undefined) event.email = body.email;
-  if (body.data !== undefined) event.data = body.data as Record<string, Json>;
-  if (body.channels !== undefined) {
-    event.channels = body.channels.map((c) => ({ type: c.type, address: c.address, platform: c.platform ?? null }));
+  if (body.email !== undefined && body.email !== null) event.email = body.email;
+  if (body.phone_number !== undefined && body.phone_number !== null) event.phoneNumber = body.phone_number;
+  if (body.data !== undefined && body.data !== null) event.data = body.data as Record<string, Json>;
+  if (body.channels !== undefined && body.channels !== null) {
+    const channels = Array.isArray(body.channels) ? body.channels : [body.channels];
+    event.channels = channels.map((c) => ({ type: c.type, address: c.address, platform: c.platform ?? null }));
   }
   if (body.preferences?.topics !== undefined) {
     event.topics = body.preferences.topics.map((topic) => ({ id: Number(topic.id), status: topic.status }));

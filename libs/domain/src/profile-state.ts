@@ -15,6 +15,7 @@ import type { TopicStatus } from "./topic";
 export interface ProfileState {
   createdT: number | null;
   email: Stamped<string> | null;
+  phoneNumber: Stamped<string> | null;
   data: Record<string, Stamped<Json>>;
   channels: Record<string, Stamped<ChannelValue>>;
   topics: Record<string, Stamped<TopicStatus>>;
@@ -29,6 +30,7 @@ export function stateFromEvent(event: IdentifyEvent): ProfileState {
   const state: ProfileState = {
     createdT: event.updateOnly ? null : t,
     email: event.email === undefined ? null : stamp(t, event.email),
+    phoneNumber: event.phoneNumber === undefined ? null : stamp(t, event.phoneNumber),
     data: {},
     channels: {},
     topics: {},
@@ -51,6 +53,7 @@ export function mergeStates(a: ProfileState, b: ProfileState): ProfileState {
   return {
     createdT: earliest(a.createdT, b.createdT),
     email: newest(a.email, b.email),
+    phoneNumber: newest(a.phoneNumber, b.phoneNumber),
     data: mergeStampedMaps(a.data, b.data),
     channels: mergeStampedMaps(a.channels, b.channels),
     topics: mergeStampedMaps(a.topics, b.topics),
@@ -59,6 +62,7 @@ export function mergeStates(a: ProfileState, b: ProfileState): ProfileState {
 
 export interface VisibleProfile {
   email: string | null;
+  phoneNumber: string | null;
   data: Record<string, Json>;
   channels: ChannelValue[];
   /** Explicit topic choices by topic id. */
@@ -76,8 +80,11 @@ export function visibleProfile(state: ProfileState): VisibleProfile | null {
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([key, entry]) => [key, entry.v] as const);
 
+  const register = (entry: Stamped<string> | null) => (entry !== null && visible(entry) ? entry.v : null);
+
   return {
-    email: state.email !== null && visible(state.email) ? state.email.v : null,
+    email: register(state.email),
+    phoneNumber: register(state.phoneNumber),
     data: Object.fromEntries(values(state.data).filter(([, value]) => value !== null)),
     channels: values(state.channels).map(([, channel]) => channel),
     topics: Object.fromEntries(values(state.topics)),

@@ -34,15 +34,33 @@ export function requireApiKey(cache: CredentialCache, permission: Permission): K
   };
 }
 
-/** Identify: the `auth_token` query parameter. An unverifiable token is our failure, a 500. */
-export function requireAuthToken(cache: CredentialCache): Koa.Middleware {
-  return async (ctx, next) => {
-    // URLSearchParams reads one parameter without building koa's whole parsed-query object.
-    const token = new URLSearchParams(ctx.querystring).get("auth_token");
-    if (token === null || token === "") throw ApiError.unauthorized();
-    const credential = await cache.verify(token);
-    if (credential === null || credential.kind !== "auth_token") throw ApiError.unauthorized();
-    ctx.state.credential = credential;
-    await next();
-  };
+/** The names real clients give the identify credential: api.md's, and Vero's newer one. */
+const IDENTIFY_CREDENTIAL_FIELDS = ["auth_token", "tracking_api_key"] as const;
+
+/**
+ * The identify credential, wherever the client put it: the query string, or a top-level field
+ * of the body (JSON or form). Null when none is given, or when those given disagree.
+ */
+export function identifyCredential(querystring: string, body: unknown): string | null {
+  const given: unknown[] = [];
+  // URLSearchParams reads the parameters without building koa's whole parsed-query object.
+  const query = new URLSearchParams(querystring);
+  for (const field of IDENTIFY_CREDENTIAL_FIELDS) given.push(...query.getAll(field));
+  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+    for (const field of IDENTIFY_CREDENTIAL_FIELDS) {
+      if (Object.hasOwn(body, field)) given.push((body as Record<string, unknown>)[field]);
+    }
+  }
+  const [first] = given;
+  if (typeof first !== "string" || first === "" || given.some((value) => value !== first)) return null;
+  return first;
+}
+
+/** Identify: 401 without a valid auth token. An unverifiable token is our failure, a 500. */
+export async function authenticateIdentify(cache: CredentialCache, querystring: string, body: unknown): Promise<Credential> {
+  const token = identifyCredential(querystring, body);
+  if (token === null) throw ApiError.unauthorized();
+  const credential = await cache.verify(token);
+  if (credential === null || credential.kind !== "auth_token") throw ApiError.unauthorized();
+  return credential;
 }

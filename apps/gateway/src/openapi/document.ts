@@ -1,8 +1,9 @@
-import type { IdentifyBody, NewTopicBody, TopicPatch } from "@cm/domain";
+import type { NewTopicBody, TopicPatch } from "@cm/domain";
 import typia from "typia";
 import type {
   ErrorReply,
   IdentifyReply,
+  IdentifyRequest,
   Journey,
   Message,
   ProblemsReply,
@@ -13,7 +14,7 @@ import type {
 
 // Request bodies are the types the gateway validates with; responses come from ./resources.
 const schemas = typia.json.schemas<
-  [IdentifyBody, TopicPatch, NewTopicBody, IdentifyReply, ErrorReply, ProblemsReply, Topic, TopicPage, Profile, Journey, Message],
+  [IdentifyRequest, TopicPatch, NewTopicBody, IdentifyReply, ErrorReply, ProblemsReply, Topic, TopicPage, Profile, Journey, Message],
   "3.1"
 >();
 
@@ -40,6 +41,8 @@ const appliedRevision = {
 /** Every answer of an operation that takes the revision header names the revision applied, errors included. */
 const revisioned = (responses: Record<string, object>) =>
   Object.fromEntries(Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { revision: appliedRevision } }]));
+/** One request of the operation, as a person would type it (rendered on /docs). */
+const curl = (source: string) => ({ "x-codeSamples": [{ lang: "curl", label: "curl", source }] });
 const pathId = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "integer" } });
 
 const keyFailures = {
@@ -48,6 +51,46 @@ const keyFailures = {
   "403": error("The key lacks the required permission"),
   "503": error("The key cannot be checked right now; see Retry-After"),
 };
+
+const identifyExample = { id: "user-1", email: "ada@example.com", data: { plan: "pro", age: 36 } };
+
+/** Identify answers on Vero's path and on its `.json` twin, as Vero's clients call it. */
+function identifyOperation(operationId: string) {
+  return {
+    operationId,
+    summary: "Identify a user: create or update a profile",
+    description:
+      "The credential is the project's identify auth token, as `auth_token` or `tracking_api_key`, in the query string or " +
+      "as a top-level field of the body (JSON or form); when several are given they must agree. The body is JSON whatever " +
+      "its content type says, or `application/x-www-form-urlencoded` with bracket nesting (`data[age]=20`, " +
+      "`channels[0][type]=push`); form values stay text, and a form `data` field holding a JSON object is that object. " +
+      "A null top-level field counts as not given; `channels` may be one object. Unknown top-level fields are ignored. " +
+      "The path also answers with a `.json` suffix. See docs/integrations.md.",
+    security: [{ authToken: [] }, { trackingApiKey: [] }, {}],
+    requestBody: {
+      required: true,
+      content: {
+        "application/json": { schema: identifyBody, example: identifyExample },
+        "application/x-www-form-urlencoded": {
+          schema: identifyBody,
+          example: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
+        },
+      },
+    },
+    responses: {
+      "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
+      "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
+      "401": identifyError("Missing or invalid credential, or credentials that disagree"),
+      "404": identifyError("Unknown path or method"),
+      "413": identifyError("Body larger than 256 KiB"),
+      "500": identifyError("The update could not be queued; nothing was accepted"),
+    },
+    ...curl(
+      "curl -X POST 'http://localhost:3000/api/v2/users/track?auth_token=AUTH_TOKEN' -H 'Content-Type: application/json' " +
+        `-d '${JSON.stringify(identifyExample)}'`,
+    ),
+  };
+}
 
 /** The OpenAPI 3.1 document of every operation, served at /api/v2/openapi.json. */
 export const openApiDocument = {
@@ -61,27 +104,14 @@ export const openApiDocument = {
   components: {
     schemas: schemas.components.schemas,
     securitySchemes: {
-      authToken: { type: "apiKey", in: "query", name: "auth_token", description: "The project's identify auth token" },
+      authToken: { type: "apiKey", in: "query", name: "auth_token", description: "The project's identify auth token (or a body field of that name)" },
+      trackingApiKey: { type: "apiKey", in: "query", name: "tracking_api_key", description: "Vero's newer name for the identify auth token (or a body field of that name)" },
       apiKey: { type: "apiKey", in: "header", name: "Authorization", description: "An API key, raw or as `Bearer <key>`" },
     },
   },
   paths: {
-    "/users/track": {
-      post: {
-        operationId: "identifyUser",
-        summary: "Identify a user: create or update a profile",
-        security: [{ authToken: [] }],
-        requestBody: { required: true, content: { "application/json": { schema: identifyBody } } },
-        responses: {
-          "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
-          "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
-          "401": identifyError("Missing or invalid auth_token"),
-          "404": identifyError("Unknown path or method"),
-          "413": identifyError("Body larger than 256 KiB"),
-          "500": identifyError("The update could not be queued; nothing was accepted"),
-        },
-      },
-    },
+    "/users/track": { post: identifyOperation("identifyUser") },
+    "/users/track.json": { post: identifyOperation("identifyUserJsonPath") },
     "/users/{id}": {
       get: {
         operationId: "getProfile",
@@ -89,6 +119,7 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [{ ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } }, revisionHeader],
         responses: revisioned({ "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") }),
+        ...curl("curl http://localhost:3000/api/v2/users/user-1 -H 'Authorization: Bearer API_KEY'"),
       },
     },
     "/topics": {
@@ -102,6 +133,7 @@ export const openApiDocument = {
           revisionHeader,
         ],
         responses: revisioned({ "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") }),
+        ...curl("curl 'http://localhost:3000/api/v2/topics?limit=25' -H 'Authorization: Bearer API_KEY'"),
       },
       post: {
         operationId: "createTopic",
@@ -115,6 +147,7 @@ export const openApiDocument = {
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("The body breaks a rule"),
         }),
+        ...curl(`curl -X POST http://localhost:3000/api/v2/topics -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"name":"Newsletter","default_status":"subscribed"}'`),
       },
     },
     "/topics/{id}": {
@@ -131,6 +164,7 @@ export const openApiDocument = {
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("Empty patch, unknown property, wrong type or length"),
         }),
+        ...curl(`curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`),
       },
     },
     "/journeys/{id}": {
@@ -140,6 +174,7 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
         responses: revisioned({ "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") }),
+        ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID -H 'Authorization: Bearer API_KEY' -H 'revision: 2023-01-01'"),
       },
     },
     "/journeys/{id}/messages": {
@@ -153,6 +188,7 @@ export const openApiDocument = {
           ...keyFailures,
           "404": error("Unknown journey"),
         }),
+        ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
       },
     },
   },

@@ -1,8 +1,17 @@
-import type { JourneyStatus, TopicStatus } from "@cm/domain";
+import type { IdentifyBody, JourneyStatus, TopicStatus } from "@cm/domain";
 import type { tags } from "typia";
 
 // The response bodies of api.md, as types the OpenAPI document is generated from. Request
-// bodies are not here: the document uses the very types the gateway validates with.
+// bodies are not here: the document uses the very types the gateway validates with, plus
+// the credential fields that the gateway reads before validating.
+
+/** The identify body as sent: the credential may travel in it instead of the query string. */
+export type IdentifyRequest = IdentifyBody & {
+  /** The identify auth token, when not in the query string. */
+  auth_token?: string;
+  /** Vero's newer name for the same credential. */
+  tracking_api_key?: string;
+};
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;
@@ -53,8 +62,11 @@ export interface ProfileTopic {
 }
 
 export interface Profile {
-  id: string | null;
+  /** The user's id; for a user identified by email only, that email. */
+  id: string;
   email: string | null;
+  /** Vero's SMS field. */
+  phone_number: string | null;
   channels: ProfileChannel[];
   data: Record<string, unknown>;
   topics: ProfileTopic[];

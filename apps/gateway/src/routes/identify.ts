@@ -1,19 +1,28 @@
 import { IdentifyRejection, toIdentifyEvent } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
-import { requireAuthToken } from "../auth/authenticate";
+import { authenticateIdentify } from "../auth/authenticate";
+import { readIdentifyBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
-import { readJsonBody } from "../middleware/json-body";
+import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { parseIdentifyBody } from "../validation";
+
+/** Every identify-API path also answers with Vero's `.json` suffix, as its clients call it. */
+export const identifyPaths = (path: string): string[] => [path, `${path}.json`];
 
 /** api.md "Identify a user": POST /users/track?auth_token=… */
 export function identifyRoutes(router: Router, deps: GatewayDeps): void {
-  router.post("/users/track", requireAuthToken(deps.credentials), readJsonBody, async (ctx) => {
+  router.options(identifyPaths("/users/track"), answerPreflight);
+  router.post(identifyPaths("/users/track"), allowAnyOrigin, async (ctx) => {
     const receivedAt = Date.now();
-    const body = parseIdentifyBody(ctx.request.body);
+    const read = await readIdentifyBody(ctx);
+    const credential = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
+    // An unreadable body is reported after the credential, so that a bad token is always 401.
+    if (!read.ok) throw read.error;
+    const body = parseIdentifyBody(read.value);
     let event;
     try {
-      event = toIdentifyEvent(ctx.state.credential.projectId, body, receivedAt);
+      event = toIdentifyEvent(credential.projectId, body, receivedAt);
     } catch (error) {
       if (error instanceof IdentifyRejection) throw ApiError.badRequest(error.message);
       throw error;
@@ -22,7 +31,7 @@ export function identifyRoutes(router: Router, deps: GatewayDeps): void {
     ctx.body = { status: 200, message: "Success." };
   });
 
-  router.all("/users/track", () => {
+  router.all(identifyPaths("/users/track"), () => {
     throw ApiError.notFound();
   });
 }

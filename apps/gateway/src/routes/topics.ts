@@ -26,7 +26,7 @@ import typia, { type IValidation } from "typia";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
-import { readJsonBody } from "../middleware/json-body";
+import { readJsonBody } from "../body/json-body";
 import { requireRevision } from "../middleware/revision";
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();

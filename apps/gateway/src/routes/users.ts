@@ -1,5 +1,5 @@
 import { findProfile, allTopicsOfProject } from "@cm/db";
-import { profileKeyForEmail, profileKeyForId, topicSubscriptions, visibleProfile } from "@cm/domain";
+import { profileKeyForId, topicSubscriptions, visibleProfile } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
@@ -12,13 +12,14 @@ export function userRoutes(router: Router, deps: GatewayDeps): void {
   router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), requireRevision, async (ctx) => {
     const ref = ctx.params.id as string;
     const { projectId } = ctx.state.credential;
-    const stored = await findProfile(deps.sql, projectId, [profileKeyForId(ref), profileKeyForEmail(ref)]);
+    const stored = await findProfile(deps.sql, projectId, profileKeyForId(ref));
     const profile = stored && visibleProfile(stored.state);
     if (stored === null || profile === null) throw ApiError.notFound();
     const topics = await allTopicsOfProject(deps.sql, projectId);
     ctx.body = {
       id: stored.externalId,
       email: profile.email,
+      phone_number: profile.phoneNumber,
       channels: profile.channels,
       data: profile.data,
       topics: topicSubscriptions(profile.topics, topics),

@@ -1,15 +1,17 @@
 import { applyProfileWrites, isDataError, type ProfileWrite, type Sql } from "@cm/db";
-import { mergeStates, stateFromEvent, type IdentifyEvent } from "@cm/domain";
+import { mergeStates, profileIdOf, profileKeyForId, stateFromEvent, type IdentifyEvent } from "@cm/domain";
 
 /** One write per profile: events for the same profile are merged first (merging is order-free). */
 export function profileWrites(events: readonly IdentifyEvent[]): ProfileWrite[] {
   const byProfile = new Map<string, ProfileWrite>();
   for (const event of events) {
-    const id = `${event.projectId}\u0000${event.key}`;
+    const externalId = profileIdOf(event);
+    const key = profileKeyForId(externalId);
+    const id = `${event.projectId}\u0000${key}`;
     const state = stateFromEvent(event);
     const existing = byProfile.get(id);
     if (existing === undefined) {
-      byProfile.set(id, { projectId: event.projectId, key: event.key, externalId: event.id, state });
+      byProfile.set(id, { projectId: event.projectId, key, externalId, state });
     } else {
       existing.state = mergeStates(existing.state, state);
     }

@@ -1,0 +1,45 @@
+import { bodyParser } from "@koa/bodyparser";
+import { MAX_BODY_BYTES } from "@cm/domain";
+import type Koa from "koa";
+import { ApiError } from "../api-error";
+import { FormBodyError, parseFormBody, type FormValue } from "./form";
+
+const FORM = "application/x-www-form-urlencoded";
+
+/**
+ * A form is read as text and parsed by ./form; anything else as JSON, whatever its content type
+ * says (integrations do not always label it). Both stop at 256 KiB: more is 413.
+ */
+const readRawBody = bodyParser({
+  enableTypes: ["json", "text"],
+  extendTypes: { text: [FORM] },
+  detectJSON: (ctx) => !ctx.request.is(FORM),
+  jsonLimit: MAX_BODY_BYTES,
+  textLimit: MAX_BODY_BYTES,
+  jsonStrict: false,
+});
+
+/** Form clients that cannot nest send `data` as JSON text: a JSON object there is that object. */
+function withDataParsed(fields: FormValue): FormValue {
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields) || typeof fields.data !== "string") return fields;
+  try {
+    const data: unknown = JSON.parse(fields.data);
+    if (data !== null && typeof data === "object" && !Array.isArray(data)) fields.data = data as FormValue;
+  } catch {
+    // Not JSON: the text stays, and validation refuses it as data.
+  }
+  return fields;
+}
+
+/** The body, or why it could not be read. */
+export type IdentifyBodyRead = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRead> {
+  try {
+    await readRawBody(ctx, async () => {});
+    if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM)) return { ok: true, value: ctx.request.body };
+    return { ok: true, value: withDataParsed(parseFormBody(ctx.request.body)) };
+  } catch (error) {
+    return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
+  }
+}
