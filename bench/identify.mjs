@@ -10,6 +10,7 @@ import {
   drainOnce,
   freePort,
   intake,
+  intakeRequests,
   repeat,
   repeatInTurns,
   startGateway,
@@ -26,9 +27,14 @@ const GATEWAY_BATCH = 500;
 /** Each server first takes this much load unmeasured, so no run pays for its JIT compiling. */
 const WARMUP_S = 3;
 
-/** The three servers take turns after a warm-up each: the bare node:http ceiling, the naive gateway, ours. */
+/**
+ * The servers take turns after a warm-up each: the bare node:http ceiling, the naive gateway,
+ * ours with the credential in the query string (api.md's transport), and ours again with the
+ * credential in the JSON body instead (as RudderStack, n8n and Vero's gems send it).
+ */
 async function measureIntake(databaseUrl, authToken) {
   const path = `/api/v2/users/track?auth_token=${authToken}`;
+  const bodyCredentialRequests = intakeRequests({ auth_token: authToken });
   const servers = {};
   try {
     const barePort = await freePort();
@@ -38,21 +44,26 @@ async function measureIntake(databaseUrl, authToken) {
       const queuePrefix = uniqueName(`bench_${name}`);
       servers[name] = { ...(await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } })), queuePrefix };
     }
-    const measure = (server, duration) => async () => {
-      const run = await intake(server.url, path, CONNECTIONS, duration);
+    const measure = (server, duration, credentialInBody = false) => async () => {
+      const run = credentialInBody
+        ? await intake(server.url, "/api/v2/users/track", CONNECTIONS, duration, bodyCredentialRequests)
+        : await intake(server.url, path, CONNECTIONS, duration);
       if (server.queuePrefix) await clearQueue(server.queuePrefix);
       return run;
     };
     for (const server of Object.values(servers)) await measure(server, WARMUP_S)();
+    await measure(servers.gateway, WARMUP_S, true)();
     const results = await repeatInTurns({
       "bare node:http": measure(servers.bare, DURATION_S),
       "naive gateway (one queue.add per request)": measure(servers.naive, DURATION_S),
       "gateway (micro-batched)": measure(servers.gateway, DURATION_S),
+      "gateway, credential in the body": measure(servers.gateway, DURATION_S, true),
     });
     return {
       bare: results["bare node:http"],
       naive: results["naive gateway (one queue.add per request)"],
       gateway: results["gateway (micro-batched)"],
+      gatewayBodyCredential: results["gateway, credential in the body"],
     };
   } finally {
     for (const server of Object.values(servers)) {
@@ -85,6 +96,7 @@ async function main() {
     const gw = intakeResults.gateway.median;
     const naive = intakeResults.naive.median;
     const bare = intakeResults.bare.median;
+    const inBody = intakeResults.gatewayBodyCredential.median;
     const ratio = (a, b) => `${fmt(a / b, 2)}×`;
     const markdown = `
 ### Identify (medians of ${intakeResults.gateway.runs.length} runs, ${CONNECTIONS} connections, ${DURATION_S} s each, 2-core machine)
@@ -92,6 +104,7 @@ async function main() {
 | Measurement | Result | Baseline(s) in the same run | Target |
 |---|---|---|---|
 | Gateway intake, accepted identifies/s | **${fmt(gw.requestsPerSec)}** (p50 ${gw.p50} ms, p99 ${gw.p99} ms, non-2xx ${gw.non2xx}) | naive one-\`queue.add\`-per-request: ${fmt(naive.requestsPerSec)} (p99 ${naive.p99} ms) → ${ratio(gw.requestsPerSec, naive.requestsPerSec)}; bare \`node:http\`: ${fmt(bare.requestsPerSec)} (p99 ${bare.p99} ms) → ${fmt((100 * gw.requestsPerSec) / bare.requestsPerSec)}% | ≥ 2× naive, ≥ 40% of bare, p99 ≤ 50 ms |
+| Same, credential in the JSON body (\`auth_token\` field, as RudderStack, n8n and Vero's gems send it) | **${fmt(inBody.requestsPerSec)}** (p50 ${inBody.p50} ms, p99 ${inBody.p99} ms, non-2xx ${inBody.non2xx}) | naive (query credential): ${ratio(inBody.requestsPerSec, naive.requestsPerSec)}; bare: ${fmt((100 * inBody.requestsPerSec) / bare.requestsPerSec)}%; query-credential gateway: ${fmt((100 * inBody.requestsPerSec) / gw.requestsPerSec)}% | same targets |
 | Worker drain, identifies applied/s (1 process) | **${fmt(drain.batched.median.eventsPerSec)}** (${fmt(DRAIN_EVENTS)} identifies in jobs of ${GATEWAY_BATCH}) | naive one-job-one-upsert worker: ${fmt(drain.naive.median.eventsPerSec)} → ${ratio(drain.batched.median.eventsPerSec, drain.naive.median.eventsPerSec)} | ≥ 20,000/s, ≥ 8× naive |
 `;
     writeResults("identify", { intake: intakeResults, drain }, markdown);

@@ -190,32 +190,37 @@ export function writeResults(name, data, markdown) {
 
 // ---- identify load and drain, shared by identify.mjs and scale.mjs
 
-export function identifyBody(n) {
+function identifyFields(n) {
   const id = `user-${n % 100_000}`;
-  return JSON.stringify({
+  return {
     id,
     email: `${id}@example.com`,
     channels: [{ type: "push", address: `device-${n % 100_000}`, platform: n % 2 ? "ios" : "android" }],
     data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en", last_seen: new Date(1_700_000_000_000 + n).toISOString() },
-  });
+  };
 }
 
 /**
- * Distinct identify bodies, each connection sending them in turn. They are built before the
+ * Distinct identify requests, each connection sending them in turn; `bodyFields` (a credential
+ * in the body, as RudderStack and Vero's gems send it) lead each body. They are built before the
  * run, so that autocannon, on the same two cores, spends its CPU sending rather than building
  * JSON (the services do the same work for any body: no worker runs during intake).
  */
-const INTAKE_REQUESTS = Array.from({ length: 500 }, (_, n) => ({ method: "POST", body: identifyBody(n) }));
+export function intakeRequests(bodyFields = {}) {
+  return Array.from({ length: 500 }, (_, n) => ({ method: "POST", body: JSON.stringify({ ...bodyFields, ...identifyFields(n) }) }));
+}
+
+const INTAKE_REQUESTS = intakeRequests();
 
 /** Identify requests with distinct bodies against one gateway, for `duration` seconds. */
-export async function intake(url, path, connections = 100, duration = 10) {
+export async function intake(url, path, connections = 100, duration = 10, requests = INTAKE_REQUESTS) {
   return load({
     url: `${url}${path}`,
     method: "POST",
     headers: { "content-type": "application/json" },
     connections,
     duration,
-    requests: INTAKE_REQUESTS,
+    requests,
   });
 }
 
