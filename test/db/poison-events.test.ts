@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findProfile } from "@cm/db";
+import { findProfile, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, visibleProfile, type IdentifyEvent } from "@cm/domain";
 import { IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyIdentifyEvents } from "@cm/worker";
@@ -53,6 +53,42 @@ describe("a batch holding an event Postgres refuses", () => {
       await queue.close();
       redis.disconnect();
     }
+  });
+
+  it("isolates an event that breaks our own code, not only one Postgres refuses", async () => {
+    // Nesting this deep overflows the stack of canonical JSON; the gateway refuses it (past 32
+    // levels), but a job queued by an older gateway, or by hand, can still hold one.
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 20_000; i += 1) deep = { d: deep };
+    const outcome = await applyIdentifyEvents(stack.db.sql, [event("deep-ok-1", { a: 1 }), event("deep-bad", { deep }), event("deep-ok-2", { a: 2 })]);
+    expect(outcome.applied).toBe(2);
+    expect(outcome.poisoned.map((p) => p.event.id)).toEqual(["deep-bad"]);
+    expect(outcome.poisoned[0]!.error).toBeInstanceOf(RangeError);
+    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: null, event: outcome.poisoned[0]!.event, error: "too deep" });
+  });
+
+  it("keeps data keys named like Object.prototype members when updates of one profile meet in a job", async () => {
+    const keys = { toString: "a", constructor: "b", valueOf: "c", hasOwnProperty: "d", ["__proto__"]: "e" };
+    const first = { ...event("proto-keys", {}), data: JSON.parse(JSON.stringify(keys)) as IdentifyEvent["data"] };
+    const second = { ...event("proto-keys", {}), t: first.t + 1, data: JSON.parse('{"__proto__":"f","toString":"g"}') as IdentifyEvent["data"] };
+    expect((await applyIdentifyEvents(stack.db.sql, [first, second])).applied).toBe(2);
+    const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("proto-keys"));
+    expect(JSON.parse(JSON.stringify(visibleProfile(stored!.state)?.data))).toEqual({
+      toString: "g",
+      constructor: "b",
+      valueOf: "c",
+      hasOwnProperty: "d",
+      ["__proto__"]: "f",
+    });
+  });
+
+  it("ignores a topic choice whose id is past Postgres' integer range, and applies the rest", async () => {
+    const outOfRange = { ...event("big-topic", { plan: "pro" }), email: "big-topic@example.com", topics: [{ id: 3_000_000_000, status: "subscribed" as const }] };
+    const outcome = await applyIdentifyEvents(stack.db.sql, [outOfRange]);
+    expect(outcome).toMatchObject({ applied: 1, poisoned: [] });
+    expect(outcome.ignoredTopics[0]?.topicIds).toEqual(["3000000000"]);
+    const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("big-topic"));
+    expect(visibleProfile(stored!.state)).toMatchObject({ email: "big-topic@example.com", data: { plan: "pro" }, topics: {} });
   });
 
   it("an outage is not poison: the whole batch is thrown back for a retry", async () => {

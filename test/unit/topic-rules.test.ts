@@ -37,9 +37,11 @@ describe("topic names and descriptions", () => {
     expect(topicDescriptionProblems("d".repeat(201))).toEqual(["description must be at most 200 characters"]);
   });
 
-  it("refuses U+0000, which Postgres text cannot hold", () => {
+  it("refuses U+0000 and lone surrogates, which Postgres text cannot hold", () => {
     expect(topicNameProblems("a\u0000b")).toHaveLength(1);
     expect(topicDescriptionProblems("a\u0000b")).toHaveLength(1);
+    expect(topicNameProblems("a\ud800b")).toEqual(["name must not contain a lone UTF-16 surrogate"]);
+    expect(topicDescriptionProblems("\udfffb")).toEqual(["description must not contain a lone UTF-16 surrogate"]);
   });
 });
 

@@ -19,6 +19,8 @@ export interface GatewayDeps {
   metrics: GatewayMetrics;
   /** Guards the queue dashboard; undefined refuses everyone. */
   adminToken: string | undefined;
+  /** Whether the dashboard may change jobs (retry, clean, pause); read-only by default. */
+  adminQueuesWritable: boolean;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }

@@ -6,6 +6,7 @@ import { identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
+import { answerClientError } from "./client-error";
 import type { GatewayDeps } from "./deps";
 import { IdentifyBatcher } from "./identify-batcher";
 import { createGatewayMetrics } from "./metrics";
@@ -45,10 +46,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
     metrics,
     adminToken: config.adminToken,
+    adminQueuesWritable: config.adminQueuesWritable,
     readiness: { accepting: true },
   };
 
   const server = createServer(createApp(deps).callback());
+  server.on("clientError", answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, resolve));
   const { port } = server.address() as AddressInfo;

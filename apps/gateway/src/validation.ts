@@ -1,4 +1,4 @@
-import { containsNul, describeTypiaErrors, type IdentifyBody } from "@cm/domain";
+import { describeTypiaErrors, jsonValueProblem, type IdentifyBody } from "@cm/domain";
 import typia from "typia";
 import { ApiError } from "./api-error";
 
@@ -12,6 +12,7 @@ export function parseIdentifyBody(body: unknown): IdentifyBody {
   if (!result.success) {
     throw ApiError.badRequest(describeTypiaErrors(result.errors).map((e) => e.message).join("; "));
   }
-  if (containsNul(body)) throw ApiError.badRequest("text must not contain the character U+0000");
+  const problem = jsonValueProblem(body);
+  if (problem !== null) throw ApiError.badRequest(problem);
   return result.data;
 }

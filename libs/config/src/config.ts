@@ -12,6 +12,8 @@ export interface Config {
   queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
   /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
   adminToken?: string & tags.MinLength<16>;
+  /** The dashboard may retry, clean, pause and promote jobs; read-only otherwise. */
+  adminQueuesWritable: boolean;
   /** The gateway writes accepted identifies to the queue in batches of at most this many... */
   identifyBatchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
   /** ...waiting at most this long for a batch to fill. */
@@ -41,6 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? "info",
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
     adminToken: env.ADMIN_TOKEN || undefined,
+    adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",
     identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
     identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),

@@ -1,8 +1,4 @@
-/** Postgres reports these when a row breaks a constraint or a value is malformed: retrying cannot help. */
-export function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^(22|23)/.test(code);
-}
+import postgres from "postgres";
 
 const CONNECTION_FAILURES = new Set([
   "ECONNREFUSED",
@@ -20,4 +16,16 @@ const CONNECTION_FAILURES = new Set([
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === "string" && (CONNECTION_FAILURES.has(code) || /^(08|53|57P)/.test(code));
+}
+
+/**
+ * Retrying cannot help, and the input is why: Postgres refused a value of it (a row breaks a
+ * constraint, a value is malformed), or our own code failed on it before Postgres saw it (a
+ * nesting deep enough to overflow the stack, a field of the wrong shape in a queued job).
+ * Postgres's other errors and connection errors say nothing about the input: retry those.
+ */
+export function isRefusedInput(error: unknown): boolean {
+  if (error instanceof postgres.PostgresError) return /^(22|23)/.test(error.code);
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code !== "string";
 }

@@ -31,19 +31,21 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
     channels: w.state.channels,
     topics: w.state.topics,
   }));
+  // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
+  // of ours and is ignored like any unknown topic, instead of failing the cast.
   const [result] = await sql<ApplyResult[]>`
     WITH input AS (
       SELECT r.project_id, r.key, r.external_id, r.created_t, r.email, r.phone_number, r.data, r.channels,
              CASE WHEN r.topics = '{}' THEN '{}'::jsonb
                   ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
                                    FROM jsonb_each(r.topics) AS c
-                                   JOIN topics AS t ON t.id = c.key::integer AND t.project_id = r.project_id),
+                                   JOIN topics AS t ON t.id = c.key::bigint AND t.project_id = r.project_id),
                                 '{}'::jsonb) END AS topic_choices,
              CASE WHEN r.topics = '{}' THEN '{}'::text[]
                   ELSE ARRAY(SELECT c.key
                                FROM jsonb_each(r.topics) AS c
                               WHERE NOT EXISTS (SELECT 1 FROM topics AS t
-                                                 WHERE t.id = c.key::integer AND t.project_id = r.project_id)) END AS unknown_topics
+                                                 WHERE t.id = c.key::bigint AND t.project_id = r.project_id)) END AS unknown_topics
         FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
           project_id integer, key text, external_id text, created_t bigint,
           email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb)
@@ -119,11 +121,20 @@ export async function findProfile(sql: Db, projectId: number, key: string): Prom
   };
 }
 
+/** The event as queued, or, when even JSON.stringify fails on it (nesting past the stack), why. */
+function deadLetterText(event: unknown): string {
+  try {
+    return JSON.stringify(event);
+  } catch (error) {
+    return JSON.stringify({ unwritable: error instanceof Error ? error.message : String(error) });
+  }
+}
+
 export async function recordDeadLetter(
   sql: Db,
   letter: { projectId: number | null; jobId: string | null; event: unknown; error: string },
 ): Promise<void> {
   await sql`
     INSERT INTO identify_dead_letters (project_id, job_id, event, error)
-    VALUES (${letter.projectId}, ${letter.jobId}, ${JSON.stringify(letter.event)}, ${letter.error})`;
+    VALUES (${letter.projectId}, ${letter.jobId}, ${deadLetterText(letter.event)}, ${letter.error})`;
 }

@@ -100,6 +100,11 @@ export function parseTimestamp(value: string | number): number | null {
 
 /** Turns a validated body into the queued event, applying the rules typia cannot express. */
 export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedAt: number): IdentifyEvent {
+  // JSON numbers past 2^53 − 1 reach us already rounded (9007199254740993 parses as …992):
+  // such an id would name another user, so it must come as text.
+  if (typeof body.id === "number" && !Number.isSafeInteger(body.id)) {
+    throw new IdentifyRejection("id must be sent as a string when it is larger than 2^53 - 1");
+  }
   const id = body.id === undefined || body.id === null ? body.email : String(body.id);
   if (id === undefined || id === null) throw new IdentifyRejection("id or email is required");
 

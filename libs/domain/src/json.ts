@@ -11,14 +11,46 @@ export function canonicalJson(value: unknown): string {
   return `{${fields.join(",")}}`;
 }
 
-/** Postgres text and jsonb cannot hold U+0000, so such input is refused before it is queued. */
-export function containsNul(value: unknown): boolean {
-  if (typeof value === "string") return value.includes("\u0000");
-  if (value === null || typeof value !== "object") return false;
-  if (Array.isArray(value)) return value.some(containsNul);
-  // A plain loop: this runs on every identify body, and entries() arrays cost more than the scan.
-  for (const key in value) {
-    if (key.includes("\u0000") || containsNul((value as Record<string, unknown>)[key])) return true;
+/** Deepest nesting of objects and arrays a request may hold (documented in docs/identify.md). */
+export const MAX_JSON_DEPTH = 32;
+
+/** With the `u` flag a surrogate pair is one code point: only a lone surrogate matches. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** Why Postgres text cannot hold this text ("must not …"), or null. */
+export function unstorableText(text: string): string | null {
+  if (text.includes("\u0000")) return "must not contain the character U+0000";
+  if (LONE_SURROGATE.test(text)) return "must not contain a lone UTF-16 surrogate";
+  return null;
+}
+
+function textProblem(text: string): string | null {
+  const problem = unstorableText(text);
+  return problem === null ? null : `text ${problem}`;
+}
+
+/**
+ * What in a parsed JSON value could not be stored or processed, or null. Postgres text and
+ * jsonb hold neither U+0000 nor lone surrogates; a number beyond double range (`1e309`) parses
+ * to Infinity and would be stored as null; nesting without bound overflows the stack of every
+ * recursive reader after us (canonical JSON, JSON.stringify). Refused before anything is queued.
+ */
+export function jsonValueProblem(value: unknown, depth = 0): string | null {
+  if (typeof value === "string") return textProblem(value);
+  if (typeof value === "number") return Number.isFinite(value) ? null : "numbers must be finite";
+  if (value === null || typeof value !== "object") return null;
+  if (depth >= MAX_JSON_DEPTH) return `JSON must not nest deeper than ${MAX_JSON_DEPTH} levels`;
+  // Plain loops: this runs on every identify body, and entries() arrays cost more than the scan.
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = jsonValueProblem(item, depth + 1);
+      if (problem !== null) return problem;
+    }
+    return null;
   }
-  return false;
+  for (const key in value) {
+    const problem = textProblem(key) ?? jsonValueProblem((value as Record<string, unknown>)[key], depth + 1);
+    if (problem !== null) return problem;
+  }
+  return null;
 }

@@ -1,6 +1,6 @@
 import type { ChannelValue, IdentifyEvent } from "./identify";
 import type { Json } from "./json";
-import { mergeStampedMaps, newest, stamp, type Stamped } from "./stamp";
+import { fieldMap, mergeStampedMaps, newest, stamp, type Stamped } from "./stamp";
 import type { TopicStatus } from "./topic";
 
 /**
@@ -31,9 +31,9 @@ export function stateFromEvent(event: IdentifyEvent): ProfileState {
     createdT: event.updateOnly ? null : t,
     email: event.email === undefined ? null : stamp(t, event.email),
     phoneNumber: event.phoneNumber === undefined ? null : stamp(t, event.phoneNumber),
-    data: {},
-    channels: {},
-    topics: {},
+    data: fieldMap(),
+    channels: fieldMap(),
+    topics: fieldMap(),
   };
   for (const [key, value] of Object.entries(event.data ?? {})) state.data[key] = stamp(t, value);
   for (const channel of event.channels ?? []) {

@@ -41,11 +41,19 @@ export function newest<V>(a: Stamped<V> | null, b: Stamped<V> | null): Stamped<V
   return isNewer(b, a) ? b : a;
 }
 
+/**
+ * A map of field names to values that has no prototype: a data key named `toString`,
+ * `constructor` or `__proto__` is a key like any other, not a member of Object.prototype.
+ */
+export function fieldMap<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
+}
+
 export function mergeStampedMaps<V>(
   current: Record<string, Stamped<V>>,
   incoming: Record<string, Stamped<V>>,
 ): Record<string, Stamped<V>> {
-  const merged = { ...current };
+  const merged = Object.assign(fieldMap<Stamped<V>>(), current);
   for (const [key, entry] of Object.entries(incoming)) {
     const existing = merged[key];
     if (existing === undefined || isNewer(entry, existing)) merged[key] = entry;

@@ -1,3 +1,4 @@
+import { unstorableText } from "./json";
 export const TOPIC_STATUSES = ["subscribed", "unsubscribed"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];
 
@@ -56,22 +57,21 @@ function characters(text: string): number {
   return [...text].length;
 }
 
-/** Postgres text cannot hold U+0000. */
-const NUL_MESSAGE = "must not contain the character U+0000";
-
 /** Problems with a topic name as saved (trimmed), or none. */
 export function topicNameProblems(name: string): string[] {
   const trimmed = name.trim();
   if (trimmed.length === 0) return ["name must not be empty"];
   if (characters(trimmed) > TOPIC_NAME_MAX) return [`name must be at most ${TOPIC_NAME_MAX} characters`];
-  if (trimmed.includes("\u0000")) return [`name ${NUL_MESSAGE}`];
+  const unstorable = unstorableText(trimmed);
+  if (unstorable !== null) return [`name ${unstorable}`];
   return [];
 }
 
 export function topicDescriptionProblems(description: string | null): string[] {
   if (description === null) return [];
   if (characters(description) > TOPIC_DESCRIPTION_MAX) return [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`];
-  if (description.includes("\u0000")) return [`description ${NUL_MESSAGE}`];
+  const unstorable = unstorableText(description);
+  if (unstorable !== null) return [`description ${unstorable}`];
   return [];
 }
 

@@ -4,8 +4,8 @@ import { insertJourney, journeyJson, lockJourney, projectExists, updateJourneySt
 import {
   allowedTransitions,
   canTransition,
-  containsNul,
   describeTypiaErrors,
+  jsonValueProblem,
   isJourneyStatus,
   JOURNEY_STATUSES,
   journeyFileProblems,
@@ -32,7 +32,8 @@ export async function readJourneyFile(path: string): Promise<JourneyFile> {
     const problems = describeTypiaErrors(result.errors, "journey").map((problem) => problem.message);
     throw new CliError(`${path} is not a journey: ${problems.join("; ")}`);
   }
-  if (containsNul(json)) throw new CliError(`${path}: text must not contain the character U+0000`);
+  const valueProblem = jsonValueProblem(json);
+  if (valueProblem !== null) throw new CliError(`${path}: ${valueProblem}`);
   const problems = journeyFileProblems(result.data);
   if (problems.length > 0) throw new CliError(`${path}: journey refused: ${problems.join("; ")}`);
   return result.data;

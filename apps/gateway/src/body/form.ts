@@ -43,7 +43,8 @@ function hasKey(object: FormObject, key: string): boolean {
 
 function listAt(params: FormObject, key: string): FormValue[] {
   const existing = params[key] ?? [];
-  if (!Array.isArray(existing)) throw new FormBodyError(`form field ${key} is both a list and a value`);
+  // The message names no field: a field name can be anything, an email address too.
+  if (!Array.isArray(existing)) throw new FormBodyError("a form field is both a list and a value");
   params[key] = existing;
   return existing;
 }
@@ -83,7 +84,7 @@ function assign(params: FormObject, name: string, value: string | null, depth: n
     else list.push(assign(newObject(), childKey, value, depth + 1));
   } else {
     const child = params[key] ?? newObject();
-    if (!isObject(child)) throw new FormBodyError(`form field ${key} is both an object and a value`);
+    if (!isObject(child)) throw new FormBodyError("a form field is both an object and a value");
     params[key] = assign(child, after, value, depth + 1);
   }
   return params;

@@ -2,7 +2,7 @@ import { isUnavailable } from "@cm/db";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
-import { requestIdOf } from "./request-log";
+import { requestIdOf, routeOf } from "./request-log";
 
 const IDENTIFY_MESSAGES: Record<number, string> = {
   400: "Bad Request",
@@ -21,24 +21,38 @@ const API_CODES: Record<number, string> = {
   503: "unavailable",
 };
 
-/** Errors thrown by Koa's own helpers (body parser limits, bad JSON) carry an HTTP status. */
+const BODY_FAILURES: Record<number, string> = {
+  413: "body is larger than 256 KiB",
+  415: "the body's Content-Encoding is not gzip, deflate, br or identity",
+};
+
+/**
+ * Errors thrown by Koa's own helpers (body limits, bad JSON, unknown encodings) carry an HTTP
+ * status; zlib's (a body that is not the gzip it says it is) carry a Z_ code.
+ */
 function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const status = (error as { status?: unknown } | null)?.status;
+  const { status, code } = (error ?? {}) as { status?: unknown; code?: unknown };
   if (typeof status === "number" && status >= 400 && status < 500) {
-    const detail = status === 413 ? "body is larger than 256 KiB" : "body is not valid JSON";
+    const detail = BODY_FAILURES[status] ?? "body is not valid JSON";
     return new ApiError(status, { detail, problems: [{ message: detail }] });
   }
+  if (typeof code === "string" && code.startsWith("Z_")) return ApiError.badRequest("body is not valid for its Content-Encoding");
   if (isUnavailable(error)) return ApiError.unavailable();
   return new ApiError(500);
 }
+
+/** Header values are printable ASCII, and a client should not need more than a sentence. */
+const MAX_DETAIL = 300;
+const headerSafe = (detail: string) => detail.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_DETAIL);
 
 function errorStyle(ctx: Koa.Context): ErrorStyle {
   return ctx.state.errorStyle ?? (ctx.path.startsWith("/api/v2/users") ? "identify" : "api");
 }
 
+/** The identify error table of api.md (and our 413); any other client error is its 400. */
 function identifyBody(error: ApiError): { status: number; message: string } {
-  const status = IDENTIFY_MESSAGES[error.status] ? error.status : 500;
+  const status = IDENTIFY_MESSAGES[error.status] ? error.status : error.status < 500 ? 400 : 500;
   return { status, message: IDENTIFY_MESSAGES[status] as string };
 }
 
@@ -59,16 +73,18 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
       // An error answer names its request, so that a client can quote it and we can find its log line.
       const requestId = requestIdOf(ctx);
       ctx.set("x-request-id", requestId);
+      const route = routeOf(ctx);
+      const detail = error.options.detail === undefined ? undefined : headerSafe(error.options.detail);
       if (error.status >= 500) {
-        logger.error({ err: thrown, path: ctx.path, requestId }, "request failed");
-      } else if (error.options.detail) {
-        logger.info({ path: ctx.path, status: error.status, reason: error.options.detail, requestId }, "request rejected");
+        logger.error({ err: thrown, route, requestId }, "request failed");
+      } else if (detail) {
+        logger.info({ route, status: error.status, reason: detail, requestId }, "request rejected");
       }
       if (style === "identify") {
         const body = identifyBody(error);
         ctx.status = body.status;
         ctx.body = body;
-        if (error.options.detail && body.status < 500) ctx.set("x-error-detail", error.options.detail);
+        if (detail && body.status < 500) ctx.set("x-error-detail", detail);
       } else {
         ctx.status = error.status;
         ctx.body = apiBody(error);

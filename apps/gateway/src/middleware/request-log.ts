@@ -13,9 +13,15 @@ export function requestIdOf(ctx: Koa.Context): string {
   return ctx.state.requestId;
 }
 
+/** The route pattern a request matched (`/api/v2/users/:id`), never its path, or "unmatched". */
+export function routeOf(ctx: Koa.Context): string {
+  return (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
+}
+
 /**
  * Counts each request in the metrics by route pattern, and logs its outcome with its id. Only
- * the path is logged: the query string carries the identify auth_token.
+ * the route pattern is logged: the query string carries the identify auth_token, and a path
+ * can carry an email (a profile read by email).
  */
 export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middleware {
   return async (ctx, next) => {
@@ -24,11 +30,11 @@ export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middlew
       await next();
     } finally {
       const seconds = (performance.now() - started) / 1000;
-      const route = (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
+      const route = routeOf(ctx);
       metrics.httpRequestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       const level = ctx.status >= 500 ? "warn" : "debug";
       if (logger.isLevelEnabled(level)) {
-        logger[level]({ requestId: requestIdOf(ctx), method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
+        logger[level]({ requestId: requestIdOf(ctx), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
       }
     }
   };

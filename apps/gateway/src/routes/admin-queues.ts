@@ -22,15 +22,37 @@ function presentedToken(header: string): string | null {
   return decoded.slice(decoded.indexOf(":") + 1);
 }
 
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+/** Jobs added by hand would reach the workers without the gateway's validation. */
+const ADD_JOB = /\/api\/queues\/[^/]+\/add$/;
+
 /**
- * The BullMQ dashboard; without ADMIN_TOKEN configured it refuses everyone. Other paths pass
- * straight through, so API requests do not go through the dashboard's middleware.
+ * A change may only come from the dashboard's own page. Browsers cache Basic credentials, so
+ * any page the operator visits could otherwise post to the dashboard in their name: a write
+ * whose browser names another origin is refused, and so is one with a body that an HTML form
+ * can send cross-site without asking (form, multipart or plain text; the dashboard sends JSON
+ * or nothing).
+ */
+function isSameSiteWrite(ctx: Koa.Context): boolean {
+  if (ctx.request.is("urlencoded", "multipart", "text/plain")) return false;
+  const fetchSite = ctx.get("sec-fetch-site");
+  if (fetchSite !== "" && fetchSite !== "same-origin") return false;
+  const origin = ctx.get("origin");
+  // Koa's ctx.origin echoes the Origin header; our own origin is built from the request.
+  return origin === "" || origin === `${ctx.protocol}://${ctx.host}`;
+}
+
+/**
+ * The BullMQ dashboard; without ADMIN_TOKEN configured it refuses everyone. It is read-only
+ * unless ADMIN_QUEUES_WRITABLE=true, and it never adds jobs. Other paths pass straight
+ * through, so API requests do not go through the dashboard's middleware.
  */
 export function adminQueues(deps: GatewayDeps): Koa.Middleware {
   const board = new KoaAdapter();
   board.setBasePath(ADMIN_QUEUES_PATH);
+  const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };
   createBullBoard({
-    queues: [new BullMQAdapter(deps.identifyQueue), new BullMQAdapter(deps.topicFanoutQueue)],
+    queues: [new BullMQAdapter(deps.identifyQueue, options), new BullMQAdapter(deps.topicFanoutQueue, options)],
     serverAdapter: board,
   });
 
@@ -42,6 +64,11 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware {
       ctx.status = 401;
       ctx.set("WWW-Authenticate", 'Basic realm="queues", charset="UTF-8"');
       ctx.body = { error: "unauthorized" };
+      return;
+    }
+    if (!SAFE_METHODS.has(ctx.method) && (ADD_JOB.test(ctx.path) || !isSameSiteWrite(ctx))) {
+      ctx.status = 403;
+      ctx.body = { error: "forbidden" };
       return;
     }
     await dashboard(ctx, next);

@@ -1,5 +1,5 @@
 import { findProfile, allTopicsOfProject } from "@cm/db";
-import { profileKeyForId, topicSubscriptions, visibleProfile } from "@cm/domain";
+import { profileKeyForId, topicSubscriptions, unstorableText, visibleProfile } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
@@ -11,6 +11,8 @@ import { requireRevision } from "../middleware/revision";
 export function userRoutes(router: Router, deps: GatewayDeps): void {
   router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), requireRevision, async (ctx) => {
     const ref = ctx.params.id as string;
+    // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
+    if (unstorableText(ref) !== null) throw ApiError.notFound();
     const { projectId } = ctx.state.credential;
     const stored = await findProfile(deps.sql, projectId, profileKeyForId(ref));
     const profile = stored && visibleProfile(stored.state);

@@ -1,4 +1,4 @@
-import { applyProfileWrites, isDataError, type ProfileWrite, type Sql } from "@cm/db";
+import { applyProfileWrites, isRefusedInput, type ProfileWrite, type Sql } from "@cm/db";
 import { mergeStates, profileIdOf, profileKeyForId, stateFromEvent, type IdentifyEvent } from "@cm/domain";
 
 /** One write per profile: events for the same profile are merged first (merging is order-free). */
@@ -26,9 +26,10 @@ export interface ApplyOutcome {
 }
 
 /**
- * Applies a batch in one statement. When Postgres refuses the data (not an outage), the batch
- * is split in halves until the events it refuses stand alone; those are reported as poisoned
- * and every other event is applied. Outages are thrown, for the queue to retry the whole job.
+ * Applies a batch in one statement. When the input is refused (by Postgres, or by our own code
+ * before it: not an outage), the batch is split in halves until the events refused stand alone;
+ * those are reported as poisoned and every other event is applied. Other errors are thrown,
+ * for the queue to retry the whole job.
  */
 export async function applyIdentifyEvents(sql: Sql, events: readonly IdentifyEvent[]): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: 0, poisoned: [], ignoredTopics: [] };
@@ -39,7 +40,7 @@ export async function applyIdentifyEvents(sql: Sql, events: readonly IdentifyEve
       outcome.applied += part.length;
       outcome.ignoredTopics.push(...result.ignoredTopics);
     } catch (error) {
-      if (!isDataError(error)) throw error;
+      if (!isRefusedInput(error)) throw error;
       if (part.length === 1) {
         outcome.poisoned.push({ event: part[0] as IdentifyEvent, error });
         return;
