@@ -23,6 +23,16 @@ describe("IdentifyBatcher", () => {
     expect(writes).toEqual([[1, 2], [3, 4]]);
   });
 
+  it("never writes more bytes of bodies in one batch than allowed, unless one body alone is larger", async () => {
+    const writes: number[][] = [];
+    const batcher = new IdentifyBatcher(async (events) => {
+      writes.push(events.map((e) => e.t));
+    }, { maxBatchSize: 500, maxBatchBytes: 1000, maxWaitMs: 60_000 });
+    const sizes = [400, 400, 400, 1500, 100, 900, 50];
+    await Promise.all(sizes.map((bytes, n) => batcher.enqueue(event(n), bytes).then(() => undefined)).concat([batcher.drain()]));
+    expect(writes).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
+  });
+
   it("settles each caller with the write that holds its event, and fails exactly a failed write's callers", async () => {
     let call = 0;
     const batcher = new IdentifyBatcher(async () => {

@@ -4,6 +4,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
+import type { BodyBudget } from "./body/body-budget";
 import type { IdentifyBatcher } from "./identify-batcher";
 import type { GatewayMetrics } from "./metrics";
 
@@ -15,6 +16,7 @@ export interface GatewayDeps {
   topicFanoutQueue: Queue<TopicFanoutJobData>;
   credentials: CredentialCache;
   identifyBatcher: IdentifyBatcher;
+  bodyBudget: BodyBudget;
   logger: Logger;
   metrics: GatewayMetrics;
   /** Guards the queue dashboard; undefined refuses everyone. */

@@ -6,6 +6,7 @@ import { identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
+import { BodyBudget } from "./body/body-budget";
 import { answerClientError } from "./client-error";
 import type { GatewayDeps } from "./deps";
 import { IdentifyBatcher } from "./identify-batcher";
@@ -40,9 +41,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       async (events) => {
         await queue.add("identify", { events, acceptedAt: Date.now() });
       },
-      { maxBatchSize: config.identifyBatchSize, maxWaitMs: config.identifyBatchWaitMs },
+      { maxBatchSize: config.identifyBatchSize, maxBatchBytes: config.identifyBatchMaxBytes, maxWaitMs: config.identifyBatchWaitMs },
       (size) => metrics.identifyBatchSize.observe(size),
     ),
+    bodyBudget: new BodyBudget(config.bodyBytesInFlight),
     logger,
     metrics,
     adminToken: config.adminToken,

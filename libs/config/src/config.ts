@@ -16,8 +16,12 @@ export interface Config {
   adminQueuesWritable: boolean;
   /** The gateway writes accepted identifies to the queue in batches of at most this many... */
   identifyBatchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
+  /** ...or at most this many bytes of request bodies... */
+  identifyBatchMaxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
   /** ...waiting at most this long for a batch to fill. */
   identifyBatchWaitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+  /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
+  bodyBytesInFlight: number & tags.Type<"uint32"> & tags.Minimum<262144>;
   /**
    * After SIGTERM the gateway answers /readyz with 503 but keeps serving this long, so a load
    * balancer stops sending traffic before the listener closes.
@@ -45,7 +49,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: env.ADMIN_TOKEN || undefined,
     adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",
     identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
+    identifyBatchMaxBytes: env.IDENTIFY_BATCH_MAX_BYTES === undefined ? 1024 * 1024 : Number(env.IDENTIFY_BATCH_MAX_BYTES),
     identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
+    bodyBytesInFlight: env.BODY_BYTES_IN_FLIGHT === undefined ? 32 * 1024 * 1024 : Number(env.BODY_BYTES_IN_FLIGHT),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),
     metricsPort: env.METRICS_PORT === undefined ? 9464 : Number(env.METRICS_PORT),
     workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),

@@ -31,14 +31,15 @@ function withDataParsed(fields: FormValue): FormValue {
   return fields;
 }
 
-/** The body, or why it could not be read. */
-export type IdentifyBodyRead = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** The body and its size in bytes, or why it could not be read. */
+export type IdentifyBodyRead = { ok: true; value: unknown; bytes: number } | { ok: false; error: unknown };
 
 export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRead> {
   try {
     await readRawBody(ctx, async () => {});
-    if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM)) return { ok: true, value: ctx.request.body };
-    return { ok: true, value: withDataParsed(parseFormBody(ctx.request.body)) };
+    const bytes = Buffer.byteLength(ctx.request.rawBody ?? "");
+    if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM)) return { ok: true, value: ctx.request.body, bytes };
+    return { ok: true, value: withDataParsed(parseFormBody(ctx.request.body)), bytes };
   } catch (error) {
     return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
   }

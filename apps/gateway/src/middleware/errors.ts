@@ -10,6 +10,7 @@ const IDENTIFY_MESSAGES: Record<number, string> = {
   404: "The resource doesn't exist",
   413: "Payload Too Large",
   500: "An error occurred with our API",
+  503: "Service Unavailable",
 };
 
 const API_CODES: Record<number, string> = {
@@ -88,8 +89,8 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
       } else {
         ctx.status = error.status;
         ctx.body = apiBody(error);
-        if (error.options.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(error.options.retryAfterSeconds));
       }
+      if (error.options.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(error.options.retryAfterSeconds));
     }
   };
 }

@@ -84,6 +84,7 @@ function identifyOperation(operationId: string) {
       "404": identifyError("Unknown path or method"),
       "413": identifyError("Body larger than 256 KiB"),
       "500": identifyError("The update could not be queued; nothing was accepted"),
+      "503": identifyError("The gateway holds as many request bodies as it may (BODY_BYTES_IN_FLIGHT); see Retry-After"),
     },
     ...curl(
       "curl -X POST 'http://localhost:3000/api/v2/users/track?auth_token=AUTH_TOKEN' -H 'Content-Type: application/json' " +

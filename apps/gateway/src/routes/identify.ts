@@ -2,6 +2,7 @@ import { IdentifyRejection, toIdentifyEvent } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { authenticateIdentify } from "../auth/authenticate";
+import { withinBodyBudget } from "../body/body-budget";
 import { readIdentifyBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
@@ -13,7 +14,7 @@ export const identifyPaths = (path: string): string[] => [path, `${path}.json`];
 /** api.md "Identify a user": POST /users/track?auth_token=… */
 export function identifyRoutes(router: Router, deps: GatewayDeps): void {
   router.options(identifyPaths("/users/track"), answerPreflight);
-  router.post(identifyPaths("/users/track"), allowAnyOrigin, async (ctx) => {
+  router.post(identifyPaths("/users/track"), allowAnyOrigin, withinBodyBudget(deps.bodyBudget), async (ctx) => {
     const receivedAt = Date.now();
     const read = await readIdentifyBody(ctx);
     const credential = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
@@ -27,7 +28,7 @@ export function identifyRoutes(router: Router, deps: GatewayDeps): void {
       if (error instanceof IdentifyRejection) throw ApiError.badRequest(error.message);
       throw error;
     }
-    await deps.identifyBatcher.enqueue(event);
+    await deps.identifyBatcher.enqueue(event, read.bytes);
     ctx.body = { status: 200, message: "Success." };
   });
 

@@ -1,0 +1,114 @@
+// Memory with the largest bodies the API takes: the peak resident memory of one gateway and one
+// worker process while 256 KiB identifies arrive and are applied, with micro-batches bounded by
+// bytes and a gateway holding a bounded number of bytes of bodies at once (the defaults) and,
+// as the baseline measured in the same run, batches bounded by count alone and bodies in
+// flight unbounded.
+// Usage: npm run build && node bench/memory.mjs
+import { readFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Queue } from "bullmq";
+import { Redis } from "ioredis";
+import { clearQueue, createBenchDatabase, ctl, load, REDIS_URL, serviceEnv, startGateway, startNode, uniqueName, writeResults } from "./lib.mjs";
+
+/** As many bodies at once as one micro-batch of 500 identifies holds. */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 500);
+const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
+/** The pod memory limit of both processes in k8s/base, and the V8 heap cap its config map sets. */
+const POD_LIMIT_MIB = 512;
+const NODE_OPTIONS = "--max-old-space-size=320";
+/** Just under the 256 KiB body limit, with the rest of the identify around it. */
+const BLOB_BYTES = 256 * 1024 - 200;
+
+const bodies = Array.from({ length: 20 }, (_, n) => ({
+  method: "POST",
+  body: JSON.stringify({ id: `large-${n}`, data: { n, blob: String.fromCharCode(97 + n).repeat(BLOB_BYTES) } }),
+}));
+
+function residentMiB(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) / 1024 : 0;
+}
+
+/** Keeps the highest resident memory of each process until stopped. */
+function samplePeaks(processes) {
+  const peaks = Object.fromEntries(Object.keys(processes).map((name) => [name, 0]));
+  const timer = setInterval(() => {
+    for (const [name, pid] of Object.entries(processes)) {
+      try {
+        peaks[name] = Math.max(peaks[name], residentMiB(pid));
+      } catch {
+        // The process has just exited.
+      }
+    }
+  }, 50);
+  return { peaks, stop: () => clearInterval(timer) };
+}
+
+async function measure(databaseUrl, authToken, extra) {
+  const queuePrefix = uniqueName("bench_memory");
+  const gateway = await startGateway({ databaseUrl, queuePrefix, extra });
+  const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix, extra }));
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue("identify", { connection: redis, prefix: queuePrefix });
+  const sampler = samplePeaks({ gateway: gateway.child.pid, worker: worker.child.pid });
+  try {
+    const started = performance.now();
+    const result = await load({
+      url: `${gateway.url}/api/v2/users/track?auth_token=${authToken}`,
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      connections: CONNECTIONS,
+      duration: DURATION_S,
+      requests: bodies,
+    });
+    while ((await queue.getJobCountByTypes("waiting", "active", "delayed")) > 0) await sleep(100);
+    const failed = await queue.getFailedCount();
+    if (failed > 0) throw new Error(`${failed} jobs failed`);
+    return {
+      acceptedPerSec: (result.total - result.non2xx) / DURATION_S,
+      non2xx: result.non2xx,
+      seconds: (performance.now() - started) / 1000,
+      gatewayPeakMiB: sampler.peaks.gateway,
+      workerPeakMiB: sampler.peaks.worker,
+    };
+  } finally {
+    sampler.stop();
+    await Promise.all([gateway.stop(), worker.stop()]);
+    await queue.close();
+    redis.disconnect();
+    await clearQueue(queuePrefix);
+  }
+}
+
+const fmt = (n) => Math.round(n).toLocaleString("en-US");
+
+async function main() {
+  const db = await createBenchDatabase("memory");
+  try {
+    const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
+    const bounded = await measure(db.url, authToken, { NODE_OPTIONS });
+    const countOnly = await measure(db.url, authToken, { NODE_OPTIONS, IDENTIFY_BATCH_MAX_BYTES: String(2 ** 32 - 1), BODY_BYTES_IN_FLIGHT: String(2 ** 32 - 1) });
+    const row = (label, r) =>
+      `| ${label} | ${fmt(r.acceptedPerSec)} (turned away with 503: ${fmt(r.non2xx)}) | **${fmt(r.gatewayPeakMiB)} MiB** | **${fmt(r.workerPeakMiB)} MiB** |`;
+    const markdown = `
+### Memory with 256 KiB bodies (${CONNECTIONS} connections, ${DURATION_S} s of load, then until applied; one gateway, one worker)
+
+| Bounds | Accepted identifies/s | Gateway peak RSS | Worker peak RSS |
+|---|---|---|---|
+${row("micro-batches of 1 MiB of bodies (and 500 identifies); 32 MiB of bodies in flight per gateway (the defaults)", bounded)}
+${row("baseline: micro-batches of 500 identifies, bodies in flight unbounded", countOnly)}
+
+Both processes run with \`NODE_OPTIONS=${NODE_OPTIONS}\`, as k8s/base sets it. Pod memory limit in k8s/base: ${POD_LIMIT_MIB} MiB for each. ${
+      Math.max(bounded.gatewayPeakMiB, bounded.workerPeakMiB) < POD_LIMIT_MIB ? "Both stay under it with the default." : "**Over the limit with the default.**"
+    }
+`;
+    writeResults("memory", { bounded, countOnly, podLimitMiB: POD_LIMIT_MIB }, markdown);
+  } finally {
+    await db.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
