@@ -65,6 +65,8 @@ export function serviceEnv({ databaseUrl, queuePrefix, port = 0, extra = {} }) {
     PORT: String(port),
     METRICS_PORT: "0",
     LOG_LEVEL: "warn",
+    // Benchmarks run on a Redis without persistence (this machine's, or many-core/run.sh's).
+    REDIS_DURABILITY: "warn",
     ...extra,
   };
 }

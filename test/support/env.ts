@@ -12,7 +12,8 @@ export function uniqueName(label: string): string {
 /** A configuration for one test file: its own database and its own queue prefix. */
 export function testConfig(databaseUrl: string, queuePrefix: string, overrides: Partial<Config> = {}): Config {
   return {
-    ...loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, QUEUE_PREFIX: queuePrefix, PORT: "0", METRICS_PORT: "0", LOG_LEVEL: "debug" }),
+    // The shared test Redis runs without persistence; tests of the durability check start their own.
+    ...loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, QUEUE_PREFIX: queuePrefix, PORT: "0", METRICS_PORT: "0", LOG_LEVEL: "debug", REDIS_DURABILITY: "warn" }),
     ...overrides,
   };
 }
@@ -27,6 +28,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
     PORT: String(config.port),
     METRICS_PORT: String(config.metricsPort),
     LOG_LEVEL: config.logLevel,
+    REDIS_DURABILITY: config.redisDurability,
     ...extra,
   };
 }

@@ -45,6 +45,8 @@ async function waitUntilReady(url: string): Promise<void> {
 
 /** `npm start`: migrations, one gateway, one worker and the demo project, for a local try-out. */
 async function main(): Promise<void> {
+  // A local try-out runs on a development Redis, usually without persistence: say so, not stop.
+  process.env.REDIS_DURABILITY ??= "warn";
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-launcher" });
   try {

@@ -1,5 +1,5 @@
 import type { Sql } from "@cm/db";
-import type { IdentifyJobData, TopicFanoutJobData } from "@cm/queue";
+import type { IdentifyJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -23,6 +23,8 @@ export interface GatewayDeps {
   adminToken: string | undefined;
   /** Whether the dashboard may change jobs (retry, clean, pause); read-only by default. */
   adminQueuesWritable: boolean;
+  /** Whether readiness also requires a Redis that cannot lose accepted identifies. */
+  redisDurability: RedisDurabilityMode;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }

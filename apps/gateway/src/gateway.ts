@@ -2,7 +2,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
 import { connect, findCredential } from "@cm/db";
-import { identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
+import { checkRedisDurability, identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
+import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
@@ -20,10 +21,32 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
+const REDIS_START_WAIT_MS = 5_000;
+
+/** Producers queue no command while disconnected, so the start-up check waits for the connection. */
+async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === "ready") return true;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    redis.once("ready", () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
 export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
   const redis = producerConnection(config.redisUrl);
   redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+  if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
+    await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch((error: unknown) => {
+      redis.disconnect();
+      throw error;
+    });
+  } else {
+    logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
+  }
+  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
   const queue = identifyQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
   const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
@@ -49,6 +72,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     metrics,
     adminToken: config.adminToken,
     adminQueuesWritable: config.adminQueuesWritable,
+    redisDurability: config.redisDurability,
     readiness: { accepting: true },
   };
 

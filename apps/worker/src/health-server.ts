@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import { probeDependencies } from "@cm/config";
+import { checkRedisReady, type RedisDurabilityMode } from "@cm/queue";
 import type { AddressInfo } from "node:net";
 import type { Sql } from "@cm/db";
 import type { Redis } from "ioredis";
@@ -11,12 +12,12 @@ export interface HealthServer {
 }
 
 /**
- * A worker has no API, only probes and metrics: /healthz (alive), /readyz (Postgres and Redis
- * reachable, not stopping) and /metrics (Prometheus).
+ * A worker has no API, only probes and metrics: /healthz (alive), /readyz (Postgres reachable,
+ * Redis reachable with room and, where required, durable; not stopping) and /metrics (Prometheus).
  */
 export async function startHealthServer(
   port: number,
-  deps: { sql: Sql; redis: Redis; registry: Registry; readiness: { accepting: boolean } },
+  deps: { sql: Sql; redis: Redis; registry: Registry; readiness: { accepting: boolean }; redisDurability: RedisDurabilityMode },
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const reply = (status: number, body: string, type = "application/json") => {
@@ -29,9 +30,9 @@ export async function startHealthServer(
       return;
     }
     if (req.url === "/readyz") {
-      probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => deps.redis.ping() }).then(({ postgres, redis }) => {
+      probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => checkRedisReady(deps.redis, deps.redisDurability) }).then(({ postgres, redis }) => {
         const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
-        reply(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting }));
+        reply(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting, postgres, redis }));
       });
       return;
     }

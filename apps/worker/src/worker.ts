@@ -1,8 +1,9 @@
-import type { Config } from "@cm/config";
+import { logThrottle, type Config } from "@cm/config";
 import { connect } from "@cm/db";
-import { consumerConnection } from "@cm/queue";
+import { checkRedisDurability, consumerConnection } from "@cm/queue";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
+import { pauseWhileRedisIsFull } from "./redis-full-backoff";
 import { createWorkerMetrics } from "./metrics";
 import { identifyWorker } from "./queues/identify-worker";
 import { FANOUT_CONCURRENCY, topicFanoutWorker } from "./queues/topic-fanout-worker";
@@ -15,23 +16,30 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
-  const sql = connect(config.databaseUrl, { max: config.workerConcurrency + FANOUT_CONCURRENCY + 2, applicationName: "cm-worker" });
   const connection = consumerConnection(config.redisUrl);
+  await checkRedisDurability(connection, config.redisDurability, (message) => logger.warn(message)).catch((error: unknown) => {
+    connection.disconnect();
+    throw error;
+  });
+  const sql = connect(config.databaseUrl, { max: config.workerConcurrency + FANOUT_CONCURRENCY + 2, applicationName: "cm-worker" });
   const metrics = createWorkerMetrics();
   const readiness = { accepting: true };
-  const health = await startHealthServer(config.metricsPort, { sql, redis: connection, registry: metrics.registry, readiness });
+  const health = await startHealthServer(config.metricsPort, { sql, redis: connection, registry: metrics.registry, readiness, redisDurability: config.redisDurability });
   const identify = identifyWorker(config, connection, sql, logger, metrics);
-  identify.on("failed", (job, error) =>
-    logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error.message }, "identify job failed"),
-  );
-  identify.on("error", (error) => logger.warn({ err: error.message }, "identify worker error"));
-  await identify.waitUntilReady();
   const fanout = topicFanoutWorker(config, connection, sql, logger, metrics);
-  fanout.on("failed", (job, error) =>
-    logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error.message }, "topic fan-out job failed"),
-  );
-  fanout.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out worker error"));
-  await fanout.waitUntilReady();
+  const onRedisFull = pauseWhileRedisIsFull([identify, fanout], connection, logger);
+  for (const [name, worker] of [["identify", identify], ["topic fan-out", fanout]] as const) {
+    const logFailed = logThrottle(10);
+    const logError = logThrottle(10);
+    worker.on("failed", (job, error) =>
+      logFailed((suppressed) => logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error.message, suppressed }, `${name} job failed`)),
+    );
+    worker.on("error", (error) => {
+      onRedisFull(error);
+      logError((suppressed) => logger.warn({ err: error.message, suppressed }, `${name} worker error`));
+    });
+    await worker.waitUntilReady();
+  }
 
   let stopping: Promise<void> | null = null;
   const stop = () => {

@@ -8,6 +8,11 @@ export interface Config {
   redisUrl: string & tags.Pattern<"^rediss?://">;
   port: number & tags.Type<"uint32"> & tags.Maximum<65535>;
   logLevel: LogLevel;
+  /**
+   * Whether a Redis that can lose accepted identifies (no AOF, an evicting maxmemory-policy)
+   * stops gateways and workers from starting and being ready ("require"), or is only warned about.
+   */
+  redisDurability: "require" | "warn";
   /** BullMQ key prefix: lets several deployments (or test files) share one Redis. */
   queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
   /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
@@ -45,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
     port: env.PORT === undefined ? 3000 : Number(env.PORT),
     logLevel: env.LOG_LEVEL ?? "info",
+    redisDurability: env.REDIS_DURABILITY ?? "require",
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
     adminToken: env.ADMIN_TOKEN || undefined,
     adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",

@@ -1,4 +1,5 @@
 export * from "./config";
+export * from "./log-throttle";
 export * from "./logger";
-export * from "./signals";
 export * from "./probes";
+export * from "./signals";

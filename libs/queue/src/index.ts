@@ -2,4 +2,5 @@ export * from "./connection";
 export * from "./identify-queue";
 export * from "./names";
 export * from "./payloads";
+export * from "./redis-durability";
 export * from "./topic-fanout-queue";

@@ -1,4 +1,6 @@
+import { logThrottle } from "@cm/config";
 import { isUnavailable } from "@cm/db";
+import { isRedisOutOfMemory } from "@cm/queue";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
@@ -40,6 +42,8 @@ function asApiError(error: unknown): ApiError {
   }
   if (typeof code === "string" && code.startsWith("Z_")) return ApiError.badRequest("body is not valid for its Content-Encoding");
   if (isUnavailable(error)) return ApiError.unavailable();
+  // A full Redis frees up as workers drain it: the client should come back, not give up.
+  if (isRedisOutOfMemory(error)) return ApiError.unavailable();
   return new ApiError(500);
 }
 
@@ -64,6 +68,8 @@ function apiBody(error: ApiError): object {
 
 /** Maps every failure to the contract's body shape for the route; nothing else writes error bodies. */
 export function errorMiddleware(logger: Logger): Koa.Middleware {
+  const logFailure = logThrottle(10);
+  const logRejection = logThrottle(50);
   return async (ctx, next) => {
     try {
       await next();
@@ -77,9 +83,9 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
       const route = routeOf(ctx);
       const detail = error.options.detail === undefined ? undefined : headerSafe(error.options.detail);
       if (error.status >= 500) {
-        logger.error({ err: thrown, route, requestId }, "request failed");
+        logFailure((suppressed) => logger.error({ err: thrown, route, requestId, suppressed }, "request failed"));
       } else if (detail) {
-        logger.info({ route, status: error.status, reason: detail, requestId }, "request rejected");
+        logRejection((suppressed) => logger.info({ route, status: error.status, reason: detail, requestId, suppressed }, "request rejected"));
       }
       if (style === "identify") {
         const body = identifyBody(error);

@@ -1,10 +1,11 @@
 import { probeDependencies } from "@cm/config";
+import { checkRedisReady } from "@cm/queue";
 import type Router from "@koa/router";
 import type { GatewayDeps } from "../deps";
 
 /**
- * /healthz: the process answers. /readyz: it can take traffic (Postgres and Redis reachable,
- * not stopping). /metrics: Prometheus text.
+ * /healthz: the process answers. /readyz: it can take traffic (Postgres reachable, Redis
+ * reachable with room and, where required, durable; not stopping). /metrics: Prometheus text.
  */
 export function healthRoutes(router: Router, deps: GatewayDeps): void {
   router.get("/healthz", (ctx) => {
@@ -17,7 +18,7 @@ export function healthRoutes(router: Router, deps: GatewayDeps): void {
   });
 
   router.get("/readyz", async (ctx) => {
-    const { postgres, redis } = await probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => deps.redis.ping() });
+    const { postgres, redis } = await probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => checkRedisReady(deps.redis, deps.redisDurability) });
     const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting, postgres, redis };

@@ -1,0 +1,75 @@
+import { NotReady } from "@cm/config";
+import type { Redis } from "ioredis";
+
+/**
+ * What in a Redis server's settings could lose an identify that was answered 200
+ * (docs/operations-redis.md). Null when the server does not let us read them (CONFIG is
+ * renamed or forbidden on some managed services): then nobody here can tell.
+ */
+export async function redisDurabilityProblems(redis: Redis): Promise<string[] | null> {
+  let settings: Record<string, string>;
+  try {
+    const pairs = (await redis.config("GET", "*")) as string[];
+    settings = Object.fromEntries(pairs.flatMap((_, i) => (i % 2 === 0 ? [[pairs[i], pairs[i + 1]]] : [])));
+  } catch {
+    return null;
+  }
+  const problems: string[] = [];
+  if (settings.appendonly !== "yes") problems.push("appendonly is not yes: a Redis restart loses every queued identify");
+  else if (settings.appendfsync === "no") problems.push("appendfsync is no: a machine crash loses the last ~30 s of queued identifies");
+  const policy = settings["maxmemory-policy"];
+  if (policy !== undefined && policy !== "noeviction") {
+    problems.push(`maxmemory-policy is ${policy}: Redis evicts keys when full, queued identifies included`);
+  }
+  return problems;
+}
+
+/** Memory used as a share of maxmemory (0 when Redis has no limit). */
+export async function redisMemoryUse(redis: Redis): Promise<number> {
+  const info = await redis.info("memory");
+  const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
+  const limit = field("maxmemory");
+  return limit === 0 ? 0 : field("used_memory") / limit;
+}
+
+/** Past this share of maxmemory a process reports not ready, before writes start failing. */
+export const REDIS_MEMORY_READY_LIMIT = 0.95;
+
+/** Redis refused a write because it reached maxmemory (with noeviction, as it must run). */
+export function isRedisOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith("OOM ");
+}
+
+/** REDIS_DURABILITY: refuse to run on a Redis that can lose accepted identifies, or only warn. */
+export type RedisDurabilityMode = "require" | "warn";
+
+/**
+ * At start-up: throws when Redis may lose accepted identifies and the mode requires it not to,
+ * warns otherwise (and when its settings cannot be read).
+ */
+export async function checkRedisDurability(redis: Redis, mode: RedisDurabilityMode, warn: (message: string) => void): Promise<void> {
+  const problems = await redisDurabilityProblems(redis);
+  if (problems === null) {
+    warn("Redis does not let us read its settings (CONFIG GET): durability not verified (docs/operations-redis.md)");
+    return;
+  }
+  if (problems.length === 0) return;
+  const message = `Redis may lose accepted identifies: ${problems.join("; ")}`;
+  if (mode === "require") {
+    throw new Error(`${message}. Fix its settings (docs/operations-redis.md), or set REDIS_DURABILITY=warn to run anyway.`);
+  }
+  warn(message);
+}
+
+/**
+ * For readiness probes: Redis answers, has room (below 95% of maxmemory, so that traffic moves
+ * elsewhere before writes fail), and, where durability is required, cannot lose jobs.
+ */
+export async function checkRedisReady(redis: Redis, mode: RedisDurabilityMode): Promise<void> {
+  const [memory, problems] = await Promise.all([
+    redisMemoryUse(redis),
+    mode === "require" ? redisDurabilityProblems(redis) : Promise.resolve([]),
+  ]);
+  if (memory >= REDIS_MEMORY_READY_LIMIT) throw new NotReady(`Redis is at ${Math.round(memory * 100)}% of maxmemory`);
+  if (problems !== null && problems.length > 0) throw new NotReady("Redis may lose accepted identifies");
+}
