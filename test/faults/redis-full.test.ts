@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { createTestStack, type TestStack } from "../support/services";
-import { waitFor } from "../support/wait";
+import { waitUntilApplied } from "../support/applied";
 
 // Redis at maxmemory (noeviction, as it must run): the gateway answers 503 with Retry-After and
 // logs no payload (the end-of-run log scan looks for the emails these identifies carry),
@@ -57,14 +57,7 @@ describe("Redis at maxmemory", () => {
     // ... until an operator makes room: then it resumes and drains, and everything is ready again.
     await redis.admin().config("SET", "maxmemory", "256mb");
     const keys = acknowledged.map((n) => `i:full-${n}`);
-    await waitFor(
-      "every acknowledged identify applied",
-      async () => {
-        const [row] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM profiles WHERE key IN ${stack.db.sql(keys)}`;
-        return row?.n === keys.length ? true : undefined;
-      },
-      30_000,
-    );
+    await waitUntilApplied(stack.db.sql, keys, 30_000);
     expect((await fetch(`${base}/readyz`)).status).toBe(200);
     expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(200);
     expect((await track(99_999)).status).toBe(200);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { createTestStack, type TestStack } from "../support/services";
-import { waitFor } from "../support/wait";
+import { waitUntilApplied } from "../support/applied";
 
 // Redis run as docs/operations-redis.md requires (AOF, appendfsync everysec) and killed with
 // SIGKILL while identifies arrive and wait in the queue: once it is back, every identify that
@@ -58,13 +58,6 @@ describe("Redis killed under load", () => {
 
     expect([...statuses].sort()).toEqual([200, 500]);
     const keys = acknowledged.map((n) => `i:killed-${n}`);
-    await waitFor(
-      "every acknowledged identify applied",
-      async () => {
-        const [row] = await stack.db.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM profiles WHERE key IN ${stack.db.sql(keys)}`;
-        return row?.n === keys.length ? true : undefined;
-      },
-      60_000,
-    );
+    await waitUntilApplied(stack.db.sql, keys, 60_000);
   });
 });
