@@ -3,6 +3,7 @@ import { waitFor } from "./wait";
 
 /** Waits until every one of these profile keys has a row: each acknowledged identify applied. */
 export async function waitUntilApplied(sql: Sql, keys: string[], timeoutMs: number): Promise<void> {
+  if (keys.length === 0) return;
   await waitFor(
     "every acknowledged identify applied",
     async () => {

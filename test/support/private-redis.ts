@@ -16,6 +16,9 @@ export interface PrivateRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port and data folder (it reloads its AOF). */
   start(): Promise<void>;
+  /** SIGSTOP / SIGCONT: a stalled server, connections open, nothing answered. */
+  pause(): void;
+  resume(): void;
   admin(): Redis;
   stop(): Promise<void>;
 }
@@ -62,6 +65,8 @@ export async function startPrivateRedis(settings: string[]): Promise<PrivateRedi
     url,
     kill,
     start,
+    pause: () => child?.kill("SIGSTOP"),
+    resume: () => child?.kill("SIGCONT"),
     admin() {
       const client = new Redis(url, { maxRetriesPerRequest: null });
       clients.push(client);

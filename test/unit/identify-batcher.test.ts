@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { IdentifyEvent } from "@cm/domain";
-import { IdentifyBatcher } from "../../apps/gateway/src/identify-batcher";
+import { IdentifyBatcher, QueueWritesBackedUp } from "../../apps/gateway/src/identify-batcher";
 
 const event = (n: number): IdentifyEvent => ({ projectId: 1, key: `i:${n}`, id: String(n), t: n, updateOnly: false });
 
@@ -65,5 +65,31 @@ describe("IdentifyBatcher", () => {
     await batcher.drain();
     expect(written).toEqual([1, 2]);
     await Promise.all(pending);
+  });
+
+  it("fails a write's callers at its deadline, and refuses new batches unsent while writes have not settled", async () => {
+    const sent: number[][] = [];
+    const hung: (() => void)[] = [];
+    const batcher = new IdentifyBatcher(
+      (events) => {
+        sent.push(events.map((e) => e.t));
+        return new Promise<void>((resolve) => hung.push(resolve));
+      },
+      { maxBatchSize: 1, maxWaitMs: 1, writeTimeoutMs: 50, maxWritesInFlight: 2 },
+    );
+    const first = batcher.enqueue(event(1));
+    const second = batcher.enqueue(event(2));
+    await expect(batcher.enqueue(event(3))).rejects.toBeInstanceOf(QueueWritesBackedUp);
+    await expect(first).rejects.toThrow(/longer than 50 ms/);
+    await expect(second).rejects.toThrow(/longer than 50 ms/);
+    // Timed out, but still unsettled in Redis: still refused without being sent.
+    await expect(batcher.enqueue(event(4))).rejects.toBeInstanceOf(QueueWritesBackedUp);
+    expect(sent).toEqual([[1], [2]]);
+    for (const settle of hung) settle();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    const fifth = batcher.enqueue(event(5));
+    expect(sent).toEqual([[1], [2], [5]]);
+    hung[2]?.();
+    await fifth;
   });
 });

@@ -11,6 +11,25 @@ export interface IdentifyBatcherOptions {
   maxBatchBytes: number;
   /** ...or this long after its first event arrived, whichever comes first. */
   maxWaitMs: number;
+  /** A write that takes longer fails its callers (it may still land: they were not told 200). */
+  writeTimeoutMs: number;
+  /**
+   * With this many writes unsettled, Redis is not keeping up (stalled, or far too slow): a new
+   * batch is refused without being sent, so that the writes that may land after their
+   * callers were told they failed stay few.
+   */
+  maxWritesInFlight: number;
+}
+
+/** A batch refused without being written, because earlier writes have not settled. */
+export class QueueWritesBackedUp extends Error {}
+
+function withDeadline(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`queue write took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 interface Pending {
@@ -22,9 +41,18 @@ interface Pending {
 /**
  * Groups identifies accepted at about the same time into one queue write. Each caller's
  * promise settles with the write that holds its event: success only once that write has
- * succeeded, failure for exactly the events of a failed write.
+ * succeeded, failure for exactly the events of a failed (or timed out, or refused) write.
  */
+const DEFAULTS: IdentifyBatcherOptions = {
+  maxBatchSize: 500,
+  maxBatchBytes: 1024 * 1024,
+  maxWaitMs: 2,
+  writeTimeoutMs: 2_000,
+  maxWritesInFlight: 16,
+};
+
 export class IdentifyBatcher {
+  private readonly options: IdentifyBatcherOptions;
   private pending: Pending[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -32,9 +60,11 @@ export class IdentifyBatcher {
 
   constructor(
     private readonly write: (events: IdentifyEvent[]) => Promise<void>,
-    private readonly options: IdentifyBatcherOptions = { maxBatchSize: 500, maxBatchBytes: 1024 * 1024, maxWaitMs: 2 },
+    options: Partial<IdentifyBatcherOptions> = {},
     private readonly onBatch: (size: number) => void = () => {},
-  ) {}
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
 
   /** `bytes`: the size of the request body the event came in. */
   enqueue(event: IdentifyEvent, bytes = 0): Promise<void> {
@@ -62,12 +92,22 @@ export class IdentifyBatcher {
     const batch = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
+    if (this.writes.size >= this.options.maxWritesInFlight) {
+      const refused = new QueueWritesBackedUp(`${this.writes.size} queue writes have not settled`);
+      batch.forEach((p) => p.reject(refused));
+      return;
+    }
     this.onBatch(batch.length);
-    const written = this.write(batch.map((p) => p.event)).then(
+    const written = this.write(batch.map((p) => p.event));
+    // The write stays counted until Redis settles it, even after its callers gave up on it.
+    this.writes.add(written);
+    written.then(
+      () => this.writes.delete(written),
+      () => this.writes.delete(written),
+    );
+    withDeadline(written, this.options.writeTimeoutMs).then(
       () => batch.forEach((p) => p.resolve()),
       (error: unknown) => batch.forEach((p) => p.reject(error)),
     );
-    this.writes.add(written);
-    void written.finally(() => this.writes.delete(written));
   }
 }

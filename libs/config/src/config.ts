@@ -25,6 +25,8 @@ export interface Config {
   identifyBatchMaxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
   /** ...waiting at most this long for a batch to fill. */
   identifyBatchWaitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+  /** A queue write of a micro-batch that takes longer fails its requests (500). */
+  identifyWriteTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
   /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
   bodyBytesInFlight: number & tags.Type<"uint32"> & tags.Minimum<262144>;
   /**
@@ -57,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
     identifyBatchMaxBytes: env.IDENTIFY_BATCH_MAX_BYTES === undefined ? 1024 * 1024 : Number(env.IDENTIFY_BATCH_MAX_BYTES),
     identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
+    identifyWriteTimeoutMs: env.IDENTIFY_WRITE_TIMEOUT_MS === undefined ? 2_000 : Number(env.IDENTIFY_WRITE_TIMEOUT_MS),
     bodyBytesInFlight: env.BODY_BYTES_IN_FLIGHT === undefined ? 32 * 1024 * 1024 : Number(env.BODY_BYTES_IN_FLIGHT),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),
     metricsPort: env.METRICS_PORT === undefined ? 9464 : Number(env.METRICS_PORT),

@@ -4,6 +4,7 @@ import { isRedisOutOfMemory } from "@cm/queue";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
+import { QueueWritesBackedUp } from "../identify-batcher";
 import { requestIdOf, routeOf } from "./request-log";
 
 const IDENTIFY_MESSAGES: Record<number, string> = {
@@ -42,8 +43,9 @@ function asApiError(error: unknown): ApiError {
   }
   if (typeof code === "string" && code.startsWith("Z_")) return ApiError.badRequest("body is not valid for its Content-Encoding");
   if (isUnavailable(error)) return ApiError.unavailable();
-  // A full Redis frees up as workers drain it: the client should come back, not give up.
-  if (isRedisOutOfMemory(error)) return ApiError.unavailable();
+  // A full Redis frees up as workers drain it, a backed-up one catches up: the client should
+  // come back, not give up.
+  if (isRedisOutOfMemory(error) || error instanceof QueueWritesBackedUp) return ApiError.unavailable();
   return new ApiError(500);
 }
 
