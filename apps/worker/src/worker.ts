@@ -1,11 +1,13 @@
 import { logThrottle, type Config } from "@cm/config";
 import { connect } from "@cm/db";
 import { checkRedisDurability, consumerConnection } from "@cm/queue";
+import type { Worker } from "bullmq";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
 import { pauseWhileRedisIsFull } from "./redis-full-backoff";
 import { createWorkerMetrics } from "./metrics";
 import { identifyWorker } from "./queues/identify-worker";
+import { maintenanceWorker } from "./queues/maintenance-worker";
 import { FANOUT_CONCURRENCY, topicFanoutWorker } from "./queues/topic-fanout-worker";
 
 export interface RunningWorker {
@@ -25,10 +27,11 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const metrics = createWorkerMetrics();
   const readiness = { accepting: true };
   const health = await startHealthServer(config.metricsPort, { sql, redis: connection, registry: metrics.registry, readiness, redisDurability: config.redisDurability });
-  const identify = identifyWorker(config, connection, sql, logger, metrics);
-  const fanout = topicFanoutWorker(config, connection, sql, logger, metrics);
-  const onRedisFull = pauseWhileRedisIsFull([identify, fanout], connection, logger);
-  for (const [name, worker] of [["identify", identify], ["topic fan-out", fanout]] as const) {
+  // Listeners go on each worker as it is made: one without an "error" listener has BullMQ print
+  // its errors to stderr whole, with the command's arguments.
+  const workers: Worker[] = [];
+  const onRedisFull = pauseWhileRedisIsFull(workers, connection, logger);
+  const watch = <W extends Worker>(name: string, worker: W): W => {
     const logFailed = logThrottle(10);
     const logError = logThrottle(10);
     worker.on("failed", (job, error) =>
@@ -38,14 +41,20 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
       onRedisFull(error);
       logError((suppressed) => logger.warn({ err: error.message, suppressed }, `${name} worker error`));
     });
-    await worker.waitUntilReady();
-  }
+    workers.push(worker);
+    return worker;
+  };
+  const identify = watch("identify", identifyWorker(config, connection, sql, logger, metrics));
+  const fanout = watch("topic fan-out", topicFanoutWorker(config, connection, sql, logger, metrics));
+  const maintenance = await maintenanceWorker(config, connection, sql, logger);
+  watch("maintenance", maintenance.worker);
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       readiness.accepting = false;
-      await Promise.all([identify.close(), fanout.close()]);
+      await Promise.all([identify.close(), fanout.close(), maintenance.close()]);
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();
       await sql.end({ timeout: 5 });

@@ -36,6 +36,14 @@ export interface Config {
   shutdownDelayMs: number & tags.Type<"uint32"> & tags.Maximum<60000>;
   /** Where a worker answers /healthz, /readyz and /metrics (0 picks a free port). */
   metricsPort: number & tags.Type<"uint32"> & tags.Maximum<65535>;
+  /** How often the retention job runs (one worker takes each run). */
+  maintenanceEveryMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
+  /** Failed jobs are kept this long for an operator to look at (dashboard), then removed. */
+  failedJobRetentionDays: number & tags.Minimum<0>;
+  /** Rows of identify_dead_letters are kept this long, then removed. */
+  deadLetterRetentionDays: number & tags.Minimum<0>;
+  /** A row that never became a profile (only update_only updates) is removed this long after its last update. */
+  hiddenProfileRetentionDays: number & tags.Minimum<0>;
   /** Identify jobs one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
@@ -63,6 +71,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyBytesInFlight: env.BODY_BYTES_IN_FLIGHT === undefined ? 32 * 1024 * 1024 : Number(env.BODY_BYTES_IN_FLIGHT),
     shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),
     metricsPort: env.METRICS_PORT === undefined ? 9464 : Number(env.METRICS_PORT),
+    maintenanceEveryMs: env.MAINTENANCE_EVERY_MS === undefined ? 3_600_000 : Number(env.MAINTENANCE_EVERY_MS),
+    failedJobRetentionDays: env.FAILED_JOB_RETENTION_DAYS === undefined ? 14 : Number(env.FAILED_JOB_RETENTION_DAYS),
+    deadLetterRetentionDays: env.DEAD_LETTER_RETENTION_DAYS === undefined ? 30 : Number(env.DEAD_LETTER_RETENTION_DAYS),
+    hiddenProfileRetentionDays: env.HIDDEN_PROFILE_RETENTION_DAYS === undefined ? 30 : Number(env.HIDDEN_PROFILE_RETENTION_DAYS),
     workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),
     workerLockMs: env.WORKER_LOCK_MS === undefined ? 30_000 : Number(env.WORKER_LOCK_MS),
   };

@@ -5,5 +5,6 @@ export * from "./journeys";
 export * from "./migrate";
 export * from "./profiles";
 export * from "./projects";
+export * from "./retention";
 export * from "./topic-fanout";
 export * from "./topics";

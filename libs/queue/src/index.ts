@@ -1,5 +1,6 @@
 export * from "./connection";
 export * from "./identify-queue";
+export * from "./maintenance-queue";
 export * from "./names";
 export * from "./payloads";
 export * from "./redis-durability";

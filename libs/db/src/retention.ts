@@ -1,0 +1,47 @@
+import type { Db } from "./connect";
+
+/** Removes dead letters recorded before `before`; returns how many. */
+export async function pruneDeadLetters(sql: Db, before: Date): Promise<number> {
+  const rows = await sql`DELETE FROM identify_dead_letters WHERE created_at < ${before} RETURNING 1`;
+  return rows.length;
+}
+
+/** Keys examined per statement of the walk below: one short transaction each. */
+const WALK_CHUNK = 5_000;
+
+/**
+ * Removes the rows that never became profiles (only update_only updates, for users who do not
+ * exist) and were last written before `before`. profiles has no index to find them by (an
+ * index on their columns would make every profile update write an index entry), so this walks
+ * the table in key order, a chunk per statement. A row that became a profile meanwhile is
+ * kept: the delete checks the row as it is when it deletes it.
+ */
+export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number> {
+  let deleted = 0;
+  let after: { projectId: number; key: string } = { projectId: -1, key: "" };
+  for (;;) {
+    const [chunk] = await sql<{ deleted: number; last_project: number | null; last_key: string | null }[]>`
+      WITH chunk AS (
+        SELECT project_id, key, created_t, updated_at
+          FROM profiles
+         WHERE (project_id, key) > (${after.projectId}, ${after.key})
+         ORDER BY project_id, key
+         LIMIT ${WALK_CHUNK}
+      ), gone AS (
+        DELETE FROM profiles AS p
+         USING chunk AS c
+         WHERE p.project_id = c.project_id AND p.key = c.key
+           AND c.created_t IS NULL AND c.updated_at < ${before}
+           AND p.created_t IS NULL AND p.updated_at < ${before}
+        RETURNING 1
+      ), last AS (
+        SELECT project_id, key FROM chunk ORDER BY project_id DESC, key DESC LIMIT 1
+      )
+      SELECT (SELECT count(*) FROM gone)::integer AS deleted,
+             (SELECT project_id FROM last) AS last_project,
+             (SELECT key FROM last) AS last_key`;
+    deleted += chunk?.deleted ?? 0;
+    if (chunk?.last_project === null || chunk?.last_project === undefined || chunk.last_key === null) return deleted;
+    after = { projectId: chunk.last_project, key: chunk.last_key };
+  }
+}

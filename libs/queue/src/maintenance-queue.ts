@@ -1,0 +1,19 @@
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { MAINTENANCE_QUEUE } from "./names";
+
+/** Scheduled housekeeping, one job per interval, taken by whichever worker is free. */
+export const RETENTION_JOB = "retention";
+
+export function maintenanceQueue(connection: Redis, prefix: string): Queue {
+  return new Queue(MAINTENANCE_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },
+  });
+}
+
+/** Declares the retention schedule; every worker does at start, and upserting it is idempotent. */
+export async function scheduleRetention(queue: Queue, everyMs: number): Promise<void> {
+  await queue.upsertJobScheduler(RETENTION_JOB, { every: everyMs }, { name: RETENTION_JOB });
+}

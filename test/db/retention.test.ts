@@ -1,0 +1,81 @@
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recordDeadLetter } from "@cm/db";
+import { IDENTIFY_QUEUE } from "@cm/queue";
+import { applyRetention } from "../../apps/worker/src/features/retention";
+import { REDIS_URL } from "../support/env";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+const KEEP_ALL = { failedJobRetentionDays: 14, deadLetterRetentionDays: 30, hiddenProfileRetentionDays: 30 };
+
+let stack: TestStack;
+let redis: Redis;
+let queue: Queue;
+
+beforeAll(async () => {
+  stack = await createTestStack("retention", { maintenanceEveryMs: 1_000, deadLetterRetentionDays: 7 });
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  queue = new Queue(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
+});
+afterAll(async () => {
+  await queue.close();
+  redis.disconnect();
+  await stack.close();
+});
+
+async function ageDeadLetters(days: number) {
+  await stack.db.sql`UPDATE identify_dead_letters SET created_at = now() - make_interval(days => ${days})`;
+}
+
+describe("retention", () => {
+  it("removes failed jobs once they are older than the retention", async () => {
+    const connection = redis.duplicate();
+    const failing = new Worker(
+      IDENTIFY_QUEUE,
+      async () => {
+        throw new Error("refused");
+      },
+      { connection, prefix: stack.config.queuePrefix },
+    );
+    await queue.add("identify", { events: [] }, { attempts: 1 });
+    await waitFor("the job to fail", async () => ((await queue.getFailedCount()) === 1 ? true : undefined));
+    await failing.close();
+    connection.disconnect();
+    expect((await applyRetention(stack.db.sql, [queue], KEEP_ALL)).failedJobs).toBe(0);
+    expect((await applyRetention(stack.db.sql, [queue], { ...KEEP_ALL, failedJobRetentionDays: 0 })).failedJobs).toBe(1);
+    expect(await queue.getFailedCount()).toBe(0);
+  });
+
+  it("removes dead letters past the retention and keeps recent ones", async () => {
+    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "old", event: { id: "old" }, error: "x" });
+    await ageDeadLetters(40);
+    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "new", event: { id: "new" }, error: "x" });
+    expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).deadLetters).toBe(1);
+    expect((await stack.db.sql`SELECT job_id FROM identify_dead_letters`).map((r) => r.job_id)).toEqual(["new"]);
+  });
+
+  it("walks every profile and removes only rows that never became profiles and are past the retention", async () => {
+    const { id: project } = stack.project;
+    // More rows than one chunk of the walk, so that the walk has to carry on where it stopped.
+    await stack.db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, updated_at)
+      SELECT ${project}, 'i:hidden-old-' || n, 'hidden-old-' || n, NULL, now() - interval '40 days' FROM generate_series(1, 12000) AS n`;
+    await stack.db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, updated_at) VALUES
+        (${project}, 'i:hidden-recent', 'hidden-recent', NULL, now() - interval '1 day'),
+        (${project}, 'i:profile-old', 'profile-old', 1, now() - interval '400 days')`;
+    expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).hiddenProfiles).toBe(12_000);
+    const left = await stack.db.sql`SELECT key FROM profiles WHERE project_id = ${project} ORDER BY key`;
+    expect(left.map((r) => r.key)).toEqual(["i:hidden-recent", "i:profile-old"]);
+  });
+
+  it("runs by itself on the workers' schedule", async () => {
+    await stack.db.sql`DELETE FROM identify_dead_letters`;
+    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "scheduled", event: { id: "s" }, error: "x" });
+    await ageDeadLetters(10);
+    await stack.worker();
+    await waitFor("the scheduled retention", async () => ((await stack.db.sql`SELECT 1 FROM identify_dead_letters`).length === 0 ? true : undefined));
+  });
+});
