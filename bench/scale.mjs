@@ -11,7 +11,9 @@ const DRAIN_EVENTS = Number(process.env.BENCH_DRAIN_EVENTS ?? 200_000);
 async function intakeWith(gateways, databaseUrl, authToken) {
   const queuePrefix = uniqueName("bench_scale");
   const running = [];
-  for (let i = 0; i < gateways; i += 1) running.push(await startGateway({ databaseUrl, queuePrefix }));
+  // One project sends everything here: its rate limit (50,000/s by default) would cap the curve.
+  const extra = { RATE_LIMIT_PER_SECOND: "10000000", RATE_LIMIT_BURST: "10000000" };
+  for (let i = 0; i < gateways; i += 1) running.push(await startGateway({ databaseUrl, queuePrefix, extra }));
   const path = `/api/v2/users/track?auth_token=${authToken}`;
   const result = await repeat(`intake with ${gateways} gateway(s)`, async () => {
     const runs = await Promise.all(running.map((g) => intake(g.url, path, CONNECTIONS / gateways, DURATION_S)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Credential } from "@cm/db";
-import { CredentialCache, CredentialStoreUnavailable } from "../../apps/gateway/src/auth/credential-cache";
+import { CredentialCache, CredentialLookupsThrottled, CredentialStoreUnavailable } from "../../apps/gateway/src/auth/credential-cache";
 
 const CREDENTIAL: Credential = { projectId: 7, kind: "api_key", permissions: ["campaign:read"] };
 
@@ -70,5 +70,26 @@ describe("CredentialCache", () => {
     expect(store.calls).toBe(4);
     await cache.verify("c");
     expect(store.calls).toBe(4);
+  });
+});
+
+describe("CredentialCache lookups of tokens it does not know", () => {
+  it("asks the store at most lookupsPerSecond times a second, and keeps answering known tokens meanwhile", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(store.lookup, { lookupsPerSecond: 3, ttlMs: 1000 }, () => now);
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    const flood = await Promise.allSettled(Array.from({ length: 10 }, (_, n) => cache.verify(`random-${n}`)));
+    expect(flood.filter((r) => r.status === "fulfilled")).toHaveLength(2);
+    expect(flood.filter((r) => r.status === "rejected").every((r) => (r as PromiseRejectedResult).reason instanceof CredentialLookupsThrottled)).toBe(true);
+    expect(store.calls).toBe(3);
+    // Its verdict expired while a flood has used up the lookups: the last verdict still answers.
+    now = 1500;
+    await Promise.allSettled(Array.from({ length: 5 }, (_, n) => cache.verify(`again-${n}`)));
+    const calls = store.calls;
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    expect(store.calls).toBe(calls);
+    now = 3000;
+    expect(await cache.verify("random-new")).toBeNull();
   });
 });

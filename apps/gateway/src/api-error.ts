@@ -35,6 +35,11 @@ export class ApiError extends Error {
     return new ApiError(503, { code: "unavailable", retryAfterSeconds });
   }
 
+  /** The project sent more than its rate limit allows; it may send again in that many seconds. */
+  static tooManyRequests(retryAfterSeconds: number): ApiError {
+    return new ApiError(429, { code: "rate_limited", retryAfterSeconds });
+  }
+
   static badRequest(detail: string): ApiError {
     return new ApiError(400, { detail, problems: [{ message: detail }] });
   }

@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
 import type { BodyBudget } from "./body/body-budget";
+import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { IdentifyBatcher } from "./identify-batcher";
 import type { GatewayMetrics } from "./metrics";
 
@@ -17,6 +18,7 @@ export interface GatewayDeps {
   credentials: CredentialCache;
   identifyBatcher: IdentifyBatcher;
   bodyBudget: BodyBudget;
+  rateLimiter: RateLimiter;
   logger: Logger;
   metrics: GatewayMetrics;
   /** Guards the queue dashboard; undefined refuses everyone. */

@@ -9,6 +9,7 @@ import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
 import { BodyBudget } from "./body/body-budget";
 import { answerClientError } from "./client-error";
+import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
 import { IdentifyBatcher } from "./identify-batcher";
 import { createGatewayMetrics } from "./metrics";
@@ -61,7 +62,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     redis,
     identifyQueue: queue,
     topicFanoutQueue: fanoutQueue,
-    credentials: new CredentialCache((token) => findCredential(sql, token)),
+    credentials: new CredentialCache((token) => findCredential(sql, token), { lookupsPerSecond: config.unknownTokenLookupsPerSecond }),
+    rateLimiter: new RateLimiter(redis, config.queuePrefix, { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst }, logger),
     identifyBatcher: new IdentifyBatcher(
       async (events) => {
         await queue.add("identify", { events, acceptedAt: Date.now() });
@@ -84,7 +86,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     readiness: { accepting: true },
   };
 
-  const server = createServer(createApp(deps).callback());
+  // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
+  const server = createServer(
+    { headersTimeout: config.httpHeadersTimeoutMs, requestTimeout: config.httpRequestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    createApp(deps).callback(),
+  );
+  server.maxConnections = config.httpMaxConnections;
   server.on("clientError", answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, resolve));

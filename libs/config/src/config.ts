@@ -17,6 +17,17 @@ export interface Config {
   queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
   /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
   adminToken?: string & tags.MinLength<16>;
+  /** Requests a second per project, across all gateways (every endpoint); past it, 429. */
+  rateLimitPerSecond: number & tags.Minimum<1>;
+  /** Requests a project may send at once after a quiet spell. */
+  rateLimitBurst: number & tags.Minimum<1>;
+  /** Lookups of tokens a gateway has not cached, per second (a flood of random tokens waits: 503). */
+  unknownTokenLookupsPerSecond: number & tags.Minimum<1>;
+  /** Open connections one gateway accepts; more are closed at once. */
+  httpMaxConnections: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  /** A client must send a request's headers within this long, and the whole request within the next. */
+  httpHeadersTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
+  httpRequestTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /** The dashboard may retry, clean, pause and promote jobs; read-only otherwise. */
   adminQueuesWritable: boolean;
   /** The gateway writes accepted identifies to the queue in batches of at most this many... */
@@ -64,6 +75,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
     adminToken: env.ADMIN_TOKEN || undefined,
     adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",
+    rateLimitPerSecond: env.RATE_LIMIT_PER_SECOND === undefined ? 50_000 : Number(env.RATE_LIMIT_PER_SECOND),
+    rateLimitBurst: env.RATE_LIMIT_BURST === undefined ? 100_000 : Number(env.RATE_LIMIT_BURST),
+    unknownTokenLookupsPerSecond: env.UNKNOWN_TOKEN_LOOKUPS_PER_SECOND === undefined ? 500 : Number(env.UNKNOWN_TOKEN_LOOKUPS_PER_SECOND),
+    httpMaxConnections: env.HTTP_MAX_CONNECTIONS === undefined ? 10_000 : Number(env.HTTP_MAX_CONNECTIONS),
+    httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS === undefined ? 10_000 : Number(env.HTTP_HEADERS_TIMEOUT_MS),
+    httpRequestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS === undefined ? 30_000 : Number(env.HTTP_REQUEST_TIMEOUT_MS),
     identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
     identifyBatchMaxBytes: env.IDENTIFY_BATCH_MAX_BYTES === undefined ? 1024 * 1024 : Number(env.IDENTIFY_BATCH_MAX_BYTES),
     identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),

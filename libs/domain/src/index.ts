@@ -8,5 +8,6 @@ export * from "./profile-state";
 export * from "./resource-id";
 export * from "./revision";
 export * from "./stamp";
+export * from "./token-bucket";
 export * from "./topic";
 export * from "./validation-problems";

@@ -2,6 +2,8 @@ import type { Credential } from "@cm/db";
 import type { Permission } from "@cm/domain";
 import type Koa from "koa";
 import { ApiError } from "../api-error";
+import { enforceRateLimit } from "../rate-limit/enforce";
+import type { RateLimiter } from "../rate-limit/rate-limiter";
 import { CredentialStoreUnavailable, type CredentialCache } from "./credential-cache";
 
 export interface AuthState {
@@ -15,8 +17,11 @@ export function apiKeyFromHeader(header: string | undefined): string | null {
   return key === "" ? null : key;
 }
 
-/** API-key routes: 401 without a valid key, 403 without the permission, 503 when keys cannot be checked. */
-export function requireApiKey(cache: CredentialCache, permission: Permission): Koa.Middleware {
+/**
+ * API-key routes: 401 without a valid key, 403 without the permission, 503 when keys cannot be
+ * checked, 429 past the project's rate limit.
+ */
+export function requireApiKey(cache: CredentialCache, permission: Permission, limiter: RateLimiter): Koa.Middleware {
   return async (ctx, next) => {
     const key = apiKeyFromHeader(ctx.get("authorization") || undefined);
     if (key === null) throw ApiError.unauthorized();
@@ -29,6 +34,7 @@ export function requireApiKey(cache: CredentialCache, permission: Permission): K
     }
     if (credential === null || credential.kind !== "api_key") throw ApiError.unauthorized();
     if (!credential.permissions.includes(permission)) throw ApiError.forbidden();
+    await enforceRateLimit(ctx, limiter, credential.projectId);
     ctx.state.credential = credential;
     await next();
   };

@@ -1,7 +1,11 @@
 import { hash } from "node:crypto";
 import type { Credential } from "@cm/db";
+import { TokenBucket } from "@cm/domain";
 
 export class CredentialStoreUnavailable extends Error {}
+
+/** Too many tokens the cache does not know were looked up lately: this one waits its turn. */
+export class CredentialLookupsThrottled extends Error {}
 
 export interface CredentialCacheOptions {
   /** How long a verdict is trusted without asking the store again. */
@@ -11,6 +15,11 @@ export interface CredentialCacheOptions {
   /** While the store is unreachable, an expired verdict younger than this still answers. */
   staleMs: number;
   maxEntries: number;
+  /**
+   * Lookups of tokens not in the cache, per second: a flood of random tokens would otherwise
+   * reach Postgres at line rate. Known tokens keep answering from the cache meanwhile.
+   */
+  lookupsPerSecond: number;
 }
 
 interface Entry {
@@ -18,7 +27,13 @@ interface Entry {
   checkedAt: number;
 }
 
-const DEFAULTS: CredentialCacheOptions = { ttlMs: 30_000, negativeTtlMs: 5_000, staleMs: 600_000, maxEntries: 50_000 };
+const DEFAULTS: CredentialCacheOptions = {
+  ttlMs: 30_000,
+  negativeTtlMs: 5_000,
+  staleMs: 600_000,
+  maxEntries: 50_000,
+  lookupsPerSecond: 500,
+};
 
 /**
  * Keeps the hot path off Postgres: verdicts are cached by a hash of the token (the token itself
@@ -28,6 +43,7 @@ export class CredentialCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<Credential | null>>();
   private readonly options: CredentialCacheOptions;
+  private readonly lookups: TokenBucket;
 
   constructor(
     private readonly lookup: (token: string) => Promise<Credential | null>,
@@ -35,9 +51,13 @@ export class CredentialCache {
     private readonly now: () => number = Date.now,
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.lookups = new TokenBucket(this.options.lookupsPerSecond, this.options.lookupsPerSecond, now);
   }
 
-  /** The credential, null for an unknown token; throws CredentialStoreUnavailable when it cannot tell. */
+  /**
+   * The credential, null for an unknown token; throws CredentialStoreUnavailable when it cannot
+   * tell, CredentialLookupsThrottled when it may not ask now.
+   */
   async verify(token: string): Promise<Credential | null> {
     const cacheKey = hash("sha256", token, "base64");
     const entry = this.entries.get(cacheKey);
@@ -45,6 +65,10 @@ export class CredentialCache {
 
     let pending = this.inFlight.get(cacheKey);
     if (pending === undefined) {
+      if (!this.lookups.tryTake()) {
+        if (entry !== undefined && this.now() - entry.checkedAt < this.options.staleMs) return entry.credential;
+        throw new CredentialLookupsThrottled("too many unknown tokens looked up lately");
+      }
       pending = this.lookup(token).finally(() => this.inFlight.delete(cacheKey));
       this.inFlight.set(cacheKey, pending);
     }

@@ -4,6 +4,7 @@ import { isRedisOutOfMemory } from "@cm/queue";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { ApiError, type ErrorStyle } from "../api-error";
+import { CredentialLookupsThrottled } from "../auth/credential-cache";
 import { QueueWritesBackedUp } from "../identify-batcher";
 import { requestIdOf, routeOf } from "./request-log";
 
@@ -12,6 +13,7 @@ const IDENTIFY_MESSAGES: Record<number, string> = {
   401: "Invalid authentication: You must provide a valid auth_token to access this resource.",
   404: "The resource doesn't exist",
   413: "Payload Too Large",
+  429: "Too Many Requests",
   500: "An error occurred with our API",
   503: "Service Unavailable",
 };
@@ -43,9 +45,10 @@ function asApiError(error: unknown): ApiError {
   }
   if (typeof code === "string" && code.startsWith("Z_")) return ApiError.badRequest("body is not valid for its Content-Encoding");
   if (isUnavailable(error)) return ApiError.unavailable();
-  // A full Redis frees up as workers drain it, a backed-up one catches up: the client should
-  // come back, not give up.
+  // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
+  // tokens passes: the client should come back, not give up.
   if (isRedisOutOfMemory(error) || error instanceof QueueWritesBackedUp) return ApiError.unavailable();
+  if (error instanceof CredentialLookupsThrottled) return ApiError.unavailable(1);
   return new ApiError(500);
 }
 

@@ -38,13 +38,37 @@ const appliedRevision = {
   description: "The date of the revision the answer is written in (the latest when the request's header names none)",
   schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
 };
+type Response = { description: string; headers?: Record<string, object> };
 /** Every answer of an operation that takes the revision header names the revision applied, errors included. */
-const revisioned = (responses: Record<string, object>) =>
-  Object.fromEntries(Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { revision: appliedRevision } }]));
+const revisioned = (responses: Record<string, Response>) =>
+  Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { ...response.headers, revision: appliedRevision } }]),
+  );
+
+const count = (description: string) => ({ description, schema: { type: "string", pattern: "^\\d+$" } });
+const rateLimitHeaders = {
+  "RateLimit-Limit": count("Requests a second the project may send (RATE_LIMIT_PER_SECOND, across all gateways)"),
+  "RateLimit-Remaining": count("Requests the project may still send now"),
+  "RateLimit-Reset": count("Seconds until the project's allowance is whole again"),
+};
+/**
+ * Answers to authenticated requests name the project's rate limit (RateLimit-* headers, IETF
+ * draft); past it the answer is 429 with Retry-After.
+ */
+const limited = (responses: Record<string, Response>, tooMany: Response) => ({
+  ...Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      status.startsWith("2") ? { ...response, headers: { ...response.headers, ...rateLimitHeaders } } : response,
+    ]),
+  ),
+  "429": { ...tooMany, headers: { ...rateLimitHeaders, "Retry-After": count("Seconds to wait before sending again") } },
+});
 /** One request of the operation, as a person would type it (rendered on /docs). */
 const curl = (source: string) => ({ "x-codeSamples": [{ lang: "curl", label: "curl", source }] });
 const pathId = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "integer" } });
 
+const rateLimited = error("The project sent more than its rate limit");
 const keyFailures = {
   "400": problems("The revision header is malformed or older than the first revision"),
   "401": error("Missing or invalid API key"),
@@ -77,15 +101,15 @@ function identifyOperation(operationId: string) {
         },
       },
     },
-    responses: {
+    responses: limited({
       "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
       "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
       "401": identifyError("Missing or invalid credential, or credentials that disagree"),
       "404": identifyError("Unknown path or method"),
       "413": identifyError("Body larger than 256 KiB"),
       "500": identifyError("The update could not be queued; nothing was accepted"),
-      "503": identifyError("The gateway holds as many request bodies as it may (BODY_BYTES_IN_FLIGHT); see Retry-After"),
-    },
+      "503": identifyError("Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After"),
+    }, identifyError("The project sent more than its rate limit")),
     ...curl(
       "curl -X POST 'http://localhost:3000/api/v2/users/track?auth_token=AUTH_TOKEN' -H 'Content-Type: application/json' " +
         `-d '${JSON.stringify(identifyExample)}'`,
@@ -119,7 +143,7 @@ export const openApiDocument = {
         summary: "Read a profile as the workers have applied it (permission profile:read)",
         security: [{ apiKey: [] }],
         parameters: [{ ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } }, revisionHeader],
-        responses: revisioned({ "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") }),
+        responses: revisioned(limited({ "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") }, rateLimited)),
         ...curl("curl http://localhost:3000/api/v2/users/user-1 -H 'Authorization: Bearer API_KEY'"),
       },
     },
@@ -133,7 +157,7 @@ export const openApiDocument = {
           { name: "cursor", in: "query", required: false, schema: { type: "string" } },
           revisionHeader,
         ],
-        responses: revisioned({ "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") }),
+        responses: revisioned(limited({ "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") }, rateLimited)),
         ...curl("curl 'http://localhost:3000/api/v2/topics?limit=25' -H 'Authorization: Bearer API_KEY'"),
       },
       post: {
@@ -142,12 +166,12 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
-        responses: revisioned({
+        responses: revisioned(limited({
           "201": json(topic, "The new topic"),
           ...keyFailures,
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("The body breaks a rule"),
-        }),
+        }, rateLimited)),
         ...curl(`curl -X POST http://localhost:3000/api/v2/topics -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"name":"Newsletter","default_status":"subscribed"}'`),
       },
     },
@@ -158,13 +182,13 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [pathId("The topic id"), revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
-        responses: revisioned({
+        responses: revisioned(limited({
           "200": json(topic, "The updated topic"),
           ...keyFailures,
           "404": error("Unknown topic, or a topic of another project"),
           "409": problems("Another topic of the project has this name, ignoring case"),
           "422": problems("Empty patch, unknown property, wrong type or length"),
-        }),
+        }, rateLimited)),
         ...curl(`curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`),
       },
     },
@@ -174,7 +198,7 @@ export const openApiDocument = {
         summary: "Get a journey with its full graph (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned({ "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") }),
+        responses: revisioned(limited({ "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") }, rateLimited)),
         ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID -H 'Authorization: Bearer API_KEY' -H 'revision: 2023-01-01'"),
       },
     },
@@ -184,11 +208,11 @@ export const openApiDocument = {
         summary: "List the messages of a journey, by node id (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned({
+        responses: revisioned(limited({
           "200": json({ type: "array", items: message }, "One message per message node"),
           ...keyFailures,
           "404": error("Unknown journey"),
-        }),
+        }, rateLimited)),
         ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
       },
     },

@@ -5,6 +5,7 @@ import { authenticateIdentify } from "../auth/authenticate";
 import { withinBodyBudget } from "../body/body-budget";
 import { readIdentifyBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
+import { enforceRateLimit } from "../rate-limit/enforce";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { parseIdentifyBody } from "../validation";
 
@@ -18,6 +19,7 @@ export function identifyRoutes(router: Router, deps: GatewayDeps): void {
     const receivedAt = Date.now();
     const read = await readIdentifyBody(ctx);
     const credential = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
+    await enforceRateLimit(ctx, deps.rateLimiter, credential.projectId);
     // An unreadable body is reported after the credential, so that a bad token is always 401.
     if (!read.ok) throw read.error;
     const body = parseIdentifyBody(read.value);

@@ -18,7 +18,7 @@ function journeyId(param: string | undefined): number {
  * resource's JSON text, which is sent as is.
  */
 export function journeyRoutes(router: Router, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "campaign:read");
+  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter);
 
   router.get("/journeys/:id", readAccess, requireRevision, async (ctx) => {
     const journey = await journeyJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));

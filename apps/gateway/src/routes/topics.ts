@@ -96,8 +96,8 @@ async function updateTopic(deps: GatewayDeps, projectId: number, id: number, pat
 
 /** api.md "Update a topic", and the create and list extensions of decisions.md "Topics". */
 export function topicRoutes(router: Router, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "campaign:read");
-  const writeAccess = requireApiKey(deps.credentials, "campaign:write");
+  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter);
+  const writeAccess = requireApiKey(deps.credentials, "campaign:write", deps.rateLimiter);
 
   router.patch("/topics/:id", writeAccess, requireRevision, readJsonBody, async (ctx) => {
     const id = idFromPath(ctx.params.id);

@@ -9,7 +9,7 @@ import { requireRevision } from "../middleware/revision";
 
 /** decisions.md "Profile read": what the workers have applied so far. */
 export function userRoutes(router: Router, deps: GatewayDeps): void {
-  router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read"), requireRevision, async (ctx) => {
+  router.get("/users/:id", useApiErrors, requireApiKey(deps.credentials, "profile:read", deps.rateLimiter), requireRevision, async (ctx) => {
     const ref = ctx.params.id as string;
     // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
     if (unstorableText(ref) !== null) throw ApiError.notFound();

@@ -1,0 +1,15 @@
+import type Koa from "koa";
+import { ApiError } from "../api-error";
+import type { RateLimiter } from "./rate-limiter";
+
+/**
+ * Takes one request from the project's limit, naming what is left in RateLimit-* headers
+ * (IETF draft "RateLimit header fields for HTTP"); past the limit, 429 with Retry-After.
+ */
+export async function enforceRateLimit(ctx: Koa.Context, limiter: RateLimiter, projectId: number): Promise<void> {
+  const verdict = await limiter.take(projectId);
+  ctx.set("RateLimit-Limit", String(verdict.limit));
+  ctx.set("RateLimit-Remaining", String(verdict.remaining));
+  ctx.set("RateLimit-Reset", String(verdict.resetSeconds));
+  if (!verdict.allowed) throw ApiError.tooManyRequests(verdict.resetSeconds);
+}

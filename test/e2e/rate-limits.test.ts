@@ -1,0 +1,102 @@
+import { connect, type Socket } from "node:net";
+import { startGateway, type RunningGateway } from "@cm/gateway";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testLogger } from "../support/logs";
+import { createTestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+
+// Per-project limits shared by every gateway (a token bucket in Redis, taken in leases), 429
+// with Retry-After and RateLimit-* headers; a cap on open connections; header timeouts.
+
+const RATE = 20;
+
+let stack: TestStack;
+let first: RunningGateway;
+let second: RunningGateway;
+
+beforeAll(async () => {
+  stack = await createTestStack("rate_limits", {
+    rateLimitPerSecond: RATE,
+    rateLimitBurst: RATE,
+    httpMaxConnections: 20,
+    httpHeadersTimeoutMs: 1_000,
+  });
+  first = await stack.gateway();
+  second = await startGateway(stack.config, testLogger("rate_limits"));
+});
+afterAll(async () => {
+  await second.stop();
+  await stack.close();
+});
+
+const track = async (base: string, token: string, id: string) => {
+  const response = await fetch(`${base}/api/v2/users/track?auth_token=${token}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id }),
+  });
+  return { status: response.status, headers: response.headers, body: await response.json() };
+};
+
+describe("per-project rate limits", () => {
+  it("lets a project send its burst across all gateways, then answers 429 with Retry-After", async () => {
+    const replies = [];
+    for (let n = 0; n < 3 * RATE; n += 1) replies.push(await track(n % 2 === 0 ? first.url : second.url, stack.project.authToken, `limited-${n}`));
+    const accepted = replies.filter((r) => r.status === 200).length;
+    // The burst, plus what refilled while the requests were sent.
+    expect(accepted).toBeGreaterThanOrEqual(RATE);
+    expect(accepted).toBeLessThan(2 * RATE);
+    const refused = replies.find((r) => r.status === 429);
+    expect(refused?.body).toEqual({ status: 429, message: "Too Many Requests" });
+    expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(refused?.headers.get("ratelimit-remaining")).toBe("0");
+    const ok = replies.find((r) => r.status === 200);
+    expect(ok?.headers.get("ratelimit-limit")).toBe(String(RATE));
+    expect(Number(ok?.headers.get("ratelimit-remaining"))).toBeGreaterThanOrEqual(0);
+    expect(ok?.headers.get("ratelimit-reset")).not.toBeNull();
+  });
+
+  it("limits API-key routes by the same project, and never another project", async () => {
+    const read = () => fetch(`${first.url}/api/v2/topics`, { headers: { authorization: stack.project.apiKey } });
+    const statuses = [];
+    for (let n = 0; n < 2 * RATE; n += 1) statuses.push((await read()).status);
+    expect(statuses).toContain(429);
+    const limited = await read();
+    expect(await limited.json()).toEqual({ error: "rate_limited" });
+
+    const other = await createTestProject(stack.db.sql, "other tenant");
+    expect((await track(first.url, other.authToken, "other-1")).status).toBe(200);
+  });
+});
+
+describe("connections", () => {
+  const open = (url: string) =>
+    new Promise<Socket>((resolve, reject) => {
+      const { hostname, port } = new URL(url);
+      const socket = connect(Number(port), hostname, () => resolve(socket));
+      socket.on("error", reject);
+    });
+  /** Reads (and drops) what the server sends, so that its closing is seen. */
+  const closed = (socket: Socket) =>
+    new Promise<string>((resolve) => {
+      let received = "";
+      socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
+      socket.once("close", () => resolve(received));
+    });
+
+  it("closes a connection that sends its headers too slowly", async () => {
+    const socket = await open(first.url);
+    socket.write("POST /api/v2/users/track HTTP/1.1\r\nHost: x\r\n");
+    const started = Date.now();
+    const answer = await closed(socket);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout/);
+  });
+
+  it("closes connections past the cap at once", async () => {
+    const sockets = await Promise.all(Array.from({ length: 20 }, () => open(second.url)));
+    const extra = await open(second.url);
+    await closed(extra);
+    for (const socket of sockets) socket.destroy();
+  });
+});
