@@ -65,35 +65,38 @@ export class ConfigError extends Error {}
 
 const validateConfig = typia.createValidate<Config>();
 
+/** A number from the environment, or the default when the variable is not set (typia checks the rest). */
+const numberOr = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const candidate = {
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
-    port: env.PORT === undefined ? 3000 : Number(env.PORT),
+    port: numberOr(env.PORT, 3000),
     logLevel: env.LOG_LEVEL ?? "info",
     redisDurability: env.REDIS_DURABILITY ?? "require",
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
     adminToken: env.ADMIN_TOKEN || undefined,
     adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",
-    rateLimitPerSecond: env.RATE_LIMIT_PER_SECOND === undefined ? 50_000 : Number(env.RATE_LIMIT_PER_SECOND),
-    rateLimitBurst: env.RATE_LIMIT_BURST === undefined ? 100_000 : Number(env.RATE_LIMIT_BURST),
-    unknownTokenLookupsPerSecond: env.UNKNOWN_TOKEN_LOOKUPS_PER_SECOND === undefined ? 500 : Number(env.UNKNOWN_TOKEN_LOOKUPS_PER_SECOND),
-    httpMaxConnections: env.HTTP_MAX_CONNECTIONS === undefined ? 10_000 : Number(env.HTTP_MAX_CONNECTIONS),
-    httpHeadersTimeoutMs: env.HTTP_HEADERS_TIMEOUT_MS === undefined ? 10_000 : Number(env.HTTP_HEADERS_TIMEOUT_MS),
-    httpRequestTimeoutMs: env.HTTP_REQUEST_TIMEOUT_MS === undefined ? 30_000 : Number(env.HTTP_REQUEST_TIMEOUT_MS),
-    identifyBatchSize: env.IDENTIFY_BATCH_SIZE === undefined ? 500 : Number(env.IDENTIFY_BATCH_SIZE),
-    identifyBatchMaxBytes: env.IDENTIFY_BATCH_MAX_BYTES === undefined ? 1024 * 1024 : Number(env.IDENTIFY_BATCH_MAX_BYTES),
-    identifyBatchWaitMs: env.IDENTIFY_BATCH_WAIT_MS === undefined ? 2 : Number(env.IDENTIFY_BATCH_WAIT_MS),
-    identifyWriteTimeoutMs: env.IDENTIFY_WRITE_TIMEOUT_MS === undefined ? 2_000 : Number(env.IDENTIFY_WRITE_TIMEOUT_MS),
-    bodyBytesInFlight: env.BODY_BYTES_IN_FLIGHT === undefined ? 32 * 1024 * 1024 : Number(env.BODY_BYTES_IN_FLIGHT),
-    shutdownDelayMs: env.SHUTDOWN_DELAY_MS === undefined ? 0 : Number(env.SHUTDOWN_DELAY_MS),
-    metricsPort: env.METRICS_PORT === undefined ? 9464 : Number(env.METRICS_PORT),
-    maintenanceEveryMs: env.MAINTENANCE_EVERY_MS === undefined ? 3_600_000 : Number(env.MAINTENANCE_EVERY_MS),
-    failedJobRetentionDays: env.FAILED_JOB_RETENTION_DAYS === undefined ? 14 : Number(env.FAILED_JOB_RETENTION_DAYS),
-    deadLetterRetentionDays: env.DEAD_LETTER_RETENTION_DAYS === undefined ? 30 : Number(env.DEAD_LETTER_RETENTION_DAYS),
-    hiddenProfileRetentionDays: env.HIDDEN_PROFILE_RETENTION_DAYS === undefined ? 30 : Number(env.HIDDEN_PROFILE_RETENTION_DAYS),
-    workerConcurrency: env.WORKER_CONCURRENCY === undefined ? 4 : Number(env.WORKER_CONCURRENCY),
-    workerLockMs: env.WORKER_LOCK_MS === undefined ? 30_000 : Number(env.WORKER_LOCK_MS),
+    rateLimitPerSecond: numberOr(env.RATE_LIMIT_PER_SECOND, 50_000),
+    rateLimitBurst: numberOr(env.RATE_LIMIT_BURST, 100_000),
+    unknownTokenLookupsPerSecond: numberOr(env.UNKNOWN_TOKEN_LOOKUPS_PER_SECOND, 500),
+    httpMaxConnections: numberOr(env.HTTP_MAX_CONNECTIONS, 10_000),
+    httpHeadersTimeoutMs: numberOr(env.HTTP_HEADERS_TIMEOUT_MS, 10_000),
+    httpRequestTimeoutMs: numberOr(env.HTTP_REQUEST_TIMEOUT_MS, 30_000),
+    identifyBatchSize: numberOr(env.IDENTIFY_BATCH_SIZE, 500),
+    identifyBatchMaxBytes: numberOr(env.IDENTIFY_BATCH_MAX_BYTES, 1024 * 1024),
+    identifyBatchWaitMs: numberOr(env.IDENTIFY_BATCH_WAIT_MS, 2),
+    identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
+    bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
+    shutdownDelayMs: numberOr(env.SHUTDOWN_DELAY_MS, 0),
+    metricsPort: numberOr(env.METRICS_PORT, 9464),
+    maintenanceEveryMs: numberOr(env.MAINTENANCE_EVERY_MS, 3_600_000),
+    failedJobRetentionDays: numberOr(env.FAILED_JOB_RETENTION_DAYS, 14),
+    deadLetterRetentionDays: numberOr(env.DEAD_LETTER_RETENTION_DAYS, 30),
+    hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
+    workerConcurrency: numberOr(env.WORKER_CONCURRENCY, 4),
+    workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
   };
   const result = validateConfig(candidate);
   if (!result.success) {
