@@ -3,6 +3,7 @@ import { startGateway, type RunningGateway } from "@cm/gateway";
 import { startWorker, type RunningWorker } from "@cm/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitUntilApplied } from "../support/applied";
+import { identifyLoad } from "../support/identify-load";
 import { testConfig } from "../support/env";
 import { testLogger } from "../support/logs";
 import { startPrivatePostgres, type PrivatePostgres } from "../support/private-postgres";
@@ -38,28 +39,12 @@ afterAll(async () => {
 
 describe("Postgres crashed under load", () => {
   it("loses no acknowledged identify", { timeout: 90_000 }, async () => {
-    const acknowledged: string[] = [];
-    const statuses = new Set<number>();
-    let n = 0;
-    const client = async (until: number) => {
-      while (Date.now() < until) {
-        const id = `pg-down-${n++}`;
-        const response = await fetch(`${gateway.url}/api/v2/users/track?auth_token=${project.authToken}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ id, data: { n } }),
-        });
-        statuses.add(response.status);
-        if (response.status === 200) acknowledged.push(`i:${id}`);
-      }
-    };
-    const until = Date.now() + 6_000;
-    const clients = Promise.all(Array.from({ length: 10 }, () => client(until)));
+    const load = identifyLoad(gateway.url, project.authToken, "pg-down", 10, Date.now() + 6_000);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     postgres.crash();
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     postgres.start();
-    await clients;
+    const { statuses, acknowledged } = await load;
 
     // The token was checked before the crash: its cached verdict keeps identify answering.
     expect([...statuses]).toEqual([200]);

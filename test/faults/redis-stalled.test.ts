@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitUntilApplied } from "../support/applied";
+import { identifyLoad } from "../support/identify-load";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { createTestStack, type TestStack } from "../support/services";
 
@@ -28,36 +29,17 @@ afterAll(async () => {
 
 describe("Redis stalled under load", () => {
   it("answers every request within the write deadline and loses no acknowledged identify", { timeout: 90_000 }, async () => {
-    const acknowledged: string[] = [];
-    const statuses = new Set<number>();
-    let slowest = 0;
-    let n = 0;
-    const client = async (until: number) => {
-      while (Date.now() < until) {
-        const id = `stalled-${n++}`;
-        const started = Date.now();
-        const response = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ id, data: { n } }),
-        });
-        slowest = Math.max(slowest, Date.now() - started);
-        statuses.add(response.status);
-        if (response.status === 200) acknowledged.push(`i:${id}`);
-      }
-    };
-    const until = Date.now() + 7_000;
-    const clients = Promise.all(Array.from({ length: 40 }, () => client(until)));
+    const load = identifyLoad(base, stack.project.authToken, "stalled", 40, Date.now() + 7_000);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     redis.pause();
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     redis.resume();
-    await clients;
+    const { statuses, acknowledged, slowestMs } = await load;
 
     expect(statuses.has(200)).toBe(true);
     expect(statuses.has(500) || statuses.has(503)).toBe(true);
     expect([...statuses].filter((status) => ![200, 500, 503].includes(status))).toEqual([]);
-    expect(slowest).toBeLessThan(WRITE_DEADLINE_MS + 1_500);
+    expect(slowestMs).toBeLessThan(WRITE_DEADLINE_MS + 1_500);
     await waitUntilApplied(stack.db.sql, acknowledged, 30_000);
   });
 });
