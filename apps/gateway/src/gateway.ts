@@ -23,8 +23,6 @@ export interface RunningGateway {
 }
 
 const REDIS_START_WAIT_MS = 5_000;
-/** A micro-batch write takes about a millisecond: this many unsettled means Redis is not answering. */
-const MAX_QUEUE_WRITES_IN_FLIGHT = 16;
 
 /** Producers queue no command while disconnected, so the start-up check waits for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
@@ -73,7 +71,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
         maxBatchBytes: config.identifyBatchMaxBytes,
         maxWaitMs: config.identifyBatchWaitMs,
         writeTimeoutMs: config.identifyWriteTimeoutMs,
-        maxWritesInFlight: MAX_QUEUE_WRITES_IN_FLIGHT,
       },
       (size) => metrics.identifyBatchSize.observe(size),
     ),

@@ -11,17 +11,16 @@ export interface IdentifyBatcherOptions {
   maxBatchBytes: number;
   /** ...or this long after its first event arrived, whichever comes first. */
   maxWaitMs: number;
-  /** A write that takes longer fails its callers (it may still land: they were not told 200). */
-  writeTimeoutMs: number;
   /**
-   * With this many writes unsettled, Redis is not keeping up (stalled, or far too slow): a new
-   * batch is refused without being sent, so that the writes that may land after their
-   * callers were told they failed stay few.
+   * A write that takes longer fails its callers (it may still land: they were not told 200).
+   * While a write stays unsettled past it, Redis is not answering (stalled): new batches are
+   * refused without being sent, so that the writes that may land after their callers were
+   * told they failed stay few.
    */
-  maxWritesInFlight: number;
+  writeTimeoutMs: number;
 }
 
-/** A batch refused without being written, because earlier writes have not settled. */
+/** A batch refused without being written, because an earlier write has not settled in time. */
 export class QueueWritesBackedUp extends Error {}
 
 function withDeadline(work: Promise<void>, ms: number): Promise<void> {
@@ -48,7 +47,6 @@ const DEFAULTS: IdentifyBatcherOptions = {
   maxBatchBytes: 1024 * 1024,
   maxWaitMs: 2,
   writeTimeoutMs: 2_000,
-  maxWritesInFlight: 16,
 };
 
 export class IdentifyBatcher {
@@ -56,7 +54,8 @@ export class IdentifyBatcher {
   private pending: Pending[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  private readonly writes = new Set<Promise<void>>();
+  /** Writes Redis has not settled yet, with when each was sent (in that order). */
+  private readonly writes = new Map<Promise<void>, number>();
 
   constructor(
     private readonly write: (events: IdentifyEvent[]) => Promise<void>,
@@ -80,7 +79,7 @@ export class IdentifyBatcher {
   /** Writes what is pending now and waits for every write in flight. */
   async drain(): Promise<void> {
     this.flush();
-    await Promise.allSettled([...this.writes]);
+    await Promise.allSettled([...this.writes.keys()]);
   }
 
   private flush(): void {
@@ -92,15 +91,16 @@ export class IdentifyBatcher {
     const batch = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    if (this.writes.size >= this.options.maxWritesInFlight) {
-      const refused = new QueueWritesBackedUp(`${this.writes.size} queue writes have not settled`);
+    const oldest = this.writes.values().next().value;
+    if (oldest !== undefined && Date.now() - oldest > this.options.writeTimeoutMs) {
+      const refused = new QueueWritesBackedUp(`a queue write has not settled for ${Date.now() - oldest} ms`);
       batch.forEach((p) => p.reject(refused));
       return;
     }
     this.onBatch(batch.length);
     const written = this.write(batch.map((p) => p.event));
-    // The write stays counted until Redis settles it, even after its callers gave up on it.
-    this.writes.add(written);
+    // The write stays tracked until Redis settles it, even after its callers gave up on it.
+    this.writes.set(written, Date.now());
     written.then(
       () => this.writes.delete(written),
       () => this.writes.delete(written),
