@@ -92,7 +92,7 @@ export class IdentifyBatcher {
     this.pending = [];
     this.pendingBytes = 0;
     const oldest = this.writes.values().next().value;
-    if (oldest !== undefined && Date.now() - oldest > this.options.writeTimeoutMs) {
+    if (oldest !== undefined && Date.now() - oldest >= this.options.writeTimeoutMs) {
       const refused = new QueueWritesBackedUp(`a queue write has not settled for ${Date.now() - oldest} ms`);
       batch.forEach((p) => p.reject(refused));
       return;

@@ -14,13 +14,10 @@ export function canonicalJson(value: unknown): string {
 /** Deepest nesting of objects and arrays a request may hold (documented in docs/identify.md). */
 export const MAX_JSON_DEPTH = 32;
 
-/** With the `u` flag a surrogate pair is one code point: only a lone surrogate matches. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /** Why Postgres text cannot hold this text ("must not …"), or null. */
 export function unstorableText(text: string): string | null {
   if (text.includes("\u0000")) return "must not contain the character U+0000";
-  if (LONE_SURROGATE.test(text)) return "must not contain a lone UTF-16 surrogate";
+  if (!text.isWellFormed()) return "must not contain a lone UTF-16 surrogate";
   return null;
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { logThrottle } from "@cm/config";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import type { GatewayMetrics } from "../metrics";
@@ -24,6 +25,8 @@ export function routeOf(ctx: Koa.Context): string {
  * can carry an email (a profile read by email).
  */
 export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middleware {
+  // A failure that hits every request (Redis full, say) logs a few lines a second, not one a request.
+  const logFailed = logThrottle(10);
   return async (ctx, next) => {
     const started = performance.now();
     try {
@@ -32,10 +35,9 @@ export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middlew
       const seconds = (performance.now() - started) / 1000;
       const route = routeOf(ctx);
       metrics.httpRequestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-      const level = ctx.status >= 500 ? "warn" : "debug";
-      if (logger.isLevelEnabled(level)) {
-        logger[level]({ requestId: requestIdOf(ctx), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000) }, "request");
-      }
+      const line = (suppressed?: number) => ({ requestId: requestIdOf(ctx), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000), suppressed });
+      if (ctx.status >= 500) logFailed((suppressed) => logger.warn(line(suppressed), "request"));
+      else if (logger.isLevelEnabled("debug")) logger.debug(line(), "request");
     }
   };
 }

@@ -7,7 +7,8 @@ import type { RateLimiter } from "./rate-limiter";
  * (IETF draft "RateLimit header fields for HTTP"); past the limit, 429 with Retry-After.
  */
 export async function enforceRateLimit(ctx: Koa.Context, limiter: RateLimiter, projectId: number): Promise<void> {
-  const verdict = await limiter.take(projectId);
+  const taken = limiter.take(projectId);
+  const verdict = taken instanceof Promise ? await taken : taken;
   ctx.set("RateLimit-Limit", String(verdict.limit));
   ctx.set("RateLimit-Remaining", String(verdict.remaining));
   ctx.set("RateLimit-Reset", String(verdict.resetSeconds));

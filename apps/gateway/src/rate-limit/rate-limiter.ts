@@ -74,7 +74,8 @@ export class RateLimiter {
     this.leaseSize = Math.max(1, Math.min(policy.burst, Math.round(policy.rate * LEASE_SECONDS)));
   }
 
-  async take(projectId: number): Promise<RateLimitVerdict> {
+  /** Synchronous while the gateway's lease lasts (nearly every request): no await on the hot path. */
+  take(projectId: number): RateLimitVerdict | Promise<RateLimitVerdict> {
     let allowance = this.allowances.get(projectId);
     if (allowance === undefined) {
       allowance = { leased: 0, leasedAt: 0, shared: this.policy.burst, refusedUntil: 0, pending: null };
@@ -83,11 +84,16 @@ export class RateLimiter {
     const now = this.now();
     if (allowance.leased > 0 && now - allowance.leasedAt > LEASE_LIFETIME_MS) allowance.leased = 0;
     if (allowance.leased === 0 && now >= allowance.refusedUntil) {
-      allowance.pending ??= this.lease(projectId, allowance).finally(() => {
-        (allowance as Allowance).pending = null;
+      const waiting = allowance;
+      waiting.pending ??= this.lease(projectId, waiting).finally(() => {
+        waiting.pending = null;
       });
-      await allowance.pending;
+      return waiting.pending.then(() => this.spend(waiting));
     }
+    return this.spend(allowance);
+  }
+
+  private spend(allowance: Allowance): RateLimitVerdict {
     if (allowance.leased > 0) {
       allowance.leased -= 1;
       const remaining = allowance.shared + allowance.leased;
