@@ -168,6 +168,12 @@ describe("body encodings", () => {
     });
   });
 
+  it("reads JSON sent with a form content type (curl -d without -H) as JSON, as before forms were read", async () => {
+    const body = json({ auth_token: token(), id: "form-json", data: { plan: "pro" } });
+    expect(await post("/users/track", body, FORM_TYPE)).toMatchObject({ status: 200, body: SUCCESS });
+    expect((await applied("form-json", () => true)).data).toEqual({ plan: "pro" });
+  });
+
   it("reads a form's data field holding a JSON object as that object", async () => {
     const data = encodeURIComponent(json({ plan: "pro", seats: 3 }));
     expect(await post(`/users/track?auth_token=${token()}`, `id=form-2&data=${data}`, FORM_TYPE)).toMatchObject({ status: 200 });

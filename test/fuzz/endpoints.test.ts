@@ -114,11 +114,14 @@ const request = fc.oneof({ arbitrary: identifyRequest, weight: 3 }, { arbitrary:
 
 type FuzzRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
-/** The profile key a body would name if accepted, as the gateway derives it (a form sends null as the text "null"). */
+/**
+ * The profile key a body would name if accepted, as the gateway derives it (a form sends null
+ * as the text "null", and a lone surrogate as the U+FFFD that encode() made of it).
+ */
 function keyOf(fields: Record<string, unknown>, form: boolean): string | null {
   const given = (value: unknown) => value !== undefined && (form || value !== null);
   const id = given(fields.id) ? fields.id : fields.email;
-  if (form && id !== undefined) return `i:${formText(id)}`;
+  if (form && id !== undefined) return `i:${formText(id).toWellFormed()}`;
   return typeof id === "string" || typeof id === "number" ? `i:${String(id)}` : null;
 }
 

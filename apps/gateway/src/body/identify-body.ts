@@ -31,6 +31,21 @@ function withDataParsed(fields: FormValue): FormValue {
   return fields;
 }
 
+/**
+ * JSON sent with a form content type (`curl -d` without `-H`, PHP's curl with a string body)
+ * was read as JSON before forms were read as forms, and still is: no form starts with "{".
+ */
+function formOrJson(text: string): FormValue | unknown {
+  if (text.trimStart().startsWith("{")) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // Not JSON after all: read as the form it says it is.
+    }
+  }
+  return withDataParsed(parseFormBody(text));
+}
+
 /** The body and its size in bytes, or why it could not be read. */
 export type IdentifyBodyRead = { ok: true; value: unknown; bytes: number } | { ok: false; error: unknown };
 
@@ -39,7 +54,7 @@ export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRe
     await readRawBody(ctx, async () => {});
     const bytes = Buffer.byteLength(ctx.request.rawBody ?? "");
     if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM)) return { ok: true, value: ctx.request.body, bytes };
-    return { ok: true, value: withDataParsed(parseFormBody(ctx.request.body)), bytes };
+    return { ok: true, value: formOrJson(ctx.request.body), bytes };
   } catch (error) {
     return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
   }
