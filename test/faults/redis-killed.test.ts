@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
+import { DURABLE_REDIS, startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitUntilApplied } from "../support/applied";
 
@@ -13,7 +13,7 @@ let stack: TestStack;
 let base: string;
 
 beforeAll(async () => {
-  redis = await startPrivateRedis(["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"]);
+  redis = await startPrivateRedis(DURABLE_REDIS);
   stack = await createTestStack("redis_killed", { redisUrl: redis.url, redisDurability: "require" });
   base = (await stack.gateway()).url;
 });

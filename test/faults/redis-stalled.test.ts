@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitUntilApplied } from "../support/applied";
 import { identifyLoad } from "../support/identify-load";
-import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
+import { DURABLE_REDIS, startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { createTestStack, type TestStack } from "../support/services";
 
 // A stalled Redis (SIGSTOP: connections open, nothing answered) for four seconds under load:
@@ -16,7 +16,7 @@ let stack: TestStack;
 let base: string;
 
 beforeAll(async () => {
-  redis = await startPrivateRedis(["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"]);
+  redis = await startPrivateRedis(DURABLE_REDIS);
   stack = await createTestStack("redis_stalled", { redisUrl: redis.url, redisDurability: "require" });
   base = (await stack.gateway()).url;
   await stack.worker();

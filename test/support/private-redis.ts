@@ -23,6 +23,9 @@ export interface PrivateRedis {
   stop(): Promise<void>;
 }
 
+/** The settings docs/operations-redis.md requires: nothing accepted is lost or evicted. */
+export const DURABLE_REDIS = ["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"];
+
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, "127.0.0.1", () => {
