@@ -35,7 +35,7 @@ function withDataParsed(fields: FormValue): FormValue {
  * JSON sent with a form content type (`curl -d` without `-H`, PHP's curl with a string body)
  * was read as JSON before forms were read as forms, and still is: no form starts with "{".
  */
-function formOrJson(text: string): FormValue | unknown {
+function formOrJson(text: string): unknown {
   if (text.trimStart().startsWith("{")) {
     try {
       return JSON.parse(text) as unknown;
