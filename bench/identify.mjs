@@ -38,19 +38,30 @@ async function measureIntake(databaseUrl, authToken) {
   const servers = {};
   try {
     const barePort = await freePort();
-    servers.bare = { ...startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) }), url: `http://127.0.0.1:${barePort}` };
-    await sleep(300);
-    for (const [name, batchSize] of [["naive", 1], ["gateway", GATEWAY_BATCH]]) {
-      const queuePrefix = uniqueName(`bench_${name}`);
-      servers[name] = { ...(await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } })), queuePrefix };
-    }
-    const measure = (server, duration, credentialInBody = false) => async () => {
-      const run = credentialInBody
-        ? await intake(server.url, "/api/v2/users/track", CONNECTIONS, duration, bodyCredentialRequests)
-        : await intake(server.url, path, CONNECTIONS, duration);
-      if (server.queuePrefix) await clearQueue(server.queuePrefix);
-      return run;
+    servers.bare = {
+      ...startNode("bench/servers/bare-http.mjs", { PATH: process.env.PATH, PORT: String(barePort) }),
+      url: `http://127.0.0.1:${barePort}`,
     };
+    await sleep(300);
+    for (const [name, batchSize] of [
+      ["naive", 1],
+      ["gateway", GATEWAY_BATCH],
+    ]) {
+      const queuePrefix = uniqueName(`bench_${name}`);
+      servers[name] = {
+        ...(await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } })),
+        queuePrefix,
+      };
+    }
+    const measure =
+      (server, duration, credentialInBody = false) =>
+      async () => {
+        const run = credentialInBody
+          ? await intake(server.url, "/api/v2/users/track", CONNECTIONS, duration, bodyCredentialRequests)
+          : await intake(server.url, path, CONNECTIONS, duration);
+        if (server.queuePrefix) await clearQueue(server.queuePrefix);
+        return run;
+      };
     for (const server of Object.values(servers)) await measure(server, WARMUP_S)();
     await measure(servers.gateway, WARMUP_S, true)();
     const results = await repeatInTurns({
@@ -76,7 +87,9 @@ async function measureIntake(databaseUrl, authToken) {
 async function measureDrain(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const project = async (name) => (await sql`INSERT INTO projects (name) VALUES (${name}) RETURNING id`)[0].id;
-  const batched = await repeat(`worker drain (jobs of ${GATEWAY_BATCH})`, async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH));
+  const batched = await repeat(`worker drain (jobs of ${GATEWAY_BATCH})`, async () =>
+    drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH),
+  );
   const naive = await repeat("naive worker drain (one job, one upsert per identify)", async () =>
     drainOnce(databaseUrl, await project("naive"), NAIVE_DRAIN_EVENTS, 1),
   );
@@ -84,7 +97,8 @@ async function measureDrain(databaseUrl) {
   return { batched, naive };
 }
 
-const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main() {
   const db = await createBenchDatabase("identify");

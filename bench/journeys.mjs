@@ -5,7 +5,21 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { clearQueue, createBenchDatabase, ctl, freePort, load, repeat, RUNS, serviceEnv, startGateway, startNode, uniqueName, waitForHttp, writeResults } from "./lib.mjs";
+import {
+  clearQueue,
+  createBenchDatabase,
+  ctl,
+  freePort,
+  load,
+  repeat,
+  RUNS,
+  serviceEnv,
+  startGateway,
+  startNode,
+  uniqueName,
+  waitForHttp,
+  writeResults,
+} from "./lib.mjs";
 
 const CONNECTIONS = 100;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -30,12 +44,30 @@ function thirtyNodeJourney() {
     if (type === "delay") nodes.push({ id, type, delay: { duration: id, duration_unit: "hours", delivery_option: 0 } });
     else if (type === "email") {
       const contents = [content("en", true, id), content("fr", false, id), content("de", false, id)];
-      nodes.push({ id, type, title: `Email ${id}`, message: { from: "news@example.com", reply_to: "help@example.com", contents } });
-    } else nodes.push({ id, type, title: `${type} ${id}`, message: { from: null, reply_to: null, contents: [content("en", true, id)] } });
+      nodes.push({
+        id,
+        type,
+        title: `Email ${id}`,
+        message: { from: "news@example.com", reply_to: "help@example.com", contents },
+      });
+    } else
+      nodes.push({
+        id,
+        type,
+        title: `${type} ${id}`,
+        message: { from: null, reply_to: null, contents: [content("en", true, id)] },
+      });
   }
   nodes.push({ id: NODES, type: "exit" });
   const edges = nodes.slice(1).map((node) => ({ from: node.id - 1, to: node.id }));
-  return { name: "Bench journey", status: "active", trigger: { type: "event", event_name: "bench" }, nodes, edges, audience: { segments: [1] } };
+  return {
+    name: "Bench journey",
+    status: "active",
+    trigger: { type: "event", event_name: "bench" },
+    nodes,
+    edges,
+    audience: { segments: [1] },
+  };
 }
 
 /**
@@ -88,8 +120,14 @@ async function startBaseline(queuePrefix, journey, messages) {
  */
 async function measurePair(name, path, gatewayUrl, baselineUrl, apiKey) {
   const once = async (url, duration) => {
-    const run = await load({ url: `${url}${path}`, headers: { authorization: `Bearer ${apiKey}` }, connections: CONNECTIONS, duration });
-    if (run.non2xx > 0 || run.errors > 0) throw new Error(`${url}${path}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
+    const run = await load({
+      url: `${url}${path}`,
+      headers: { authorization: `Bearer ${apiKey}` },
+      connections: CONNECTIONS,
+      duration,
+    });
+    if (run.non2xx > 0 || run.errors > 0)
+      throw new Error(`${url}${path}: ${run.non2xx} non-2xx answers, ${run.errors} errors`);
     return run;
   };
   await once(gatewayUrl, WARMUP_S);
@@ -123,15 +161,18 @@ async function main() {
 
     const gateway = await startGateway({ databaseUrl: db.url, queuePrefix });
     servers.push(gateway);
-    const fetchText = async (path) => (await fetch(`${gateway.url}${path}`, { headers: { authorization: apiKey } })).text();
+    const fetchText = async (path) =>
+      (await fetch(`${gateway.url}${path}`, { headers: { authorization: apiKey } })).text();
     const bodies = { journey: await fetchText(paths.journey), messages: await fetchText(paths.messages) };
     const baseline = await startBaseline(queuePrefix, bodies.journey, bodies.messages);
     servers.push(baseline);
 
     const results = {};
-    for (const name of ["journey", "messages"]) results[name] = await measurePair(name, paths[name], gateway.url, baseline.url, apiKey);
+    for (const name of ["journey", "messages"])
+      results[name] = await measurePair(name, paths[name], gateway.url, baseline.url, apiKey);
 
-    const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    const fmt = (n, digits = 0) =>
+      n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
     const row = (name) => {
       const m = results[name].median;
       const met = m.share >= TARGET_SHARE && m.p99 <= TARGET_P99_MS;
@@ -145,7 +186,15 @@ async function main() {
 ${row("journey")}
 ${row("messages")}
 `;
-    writeResults("journeys", { nodes: NODES, bytes: { journey: Buffer.byteLength(bodies.journey), messages: Buffer.byteLength(bodies.messages) }, results }, markdown);
+    writeResults(
+      "journeys",
+      {
+        nodes: NODES,
+        bytes: { journey: Buffer.byteLength(bodies.journey), messages: Buffer.byteLength(bodies.messages) },
+        results,
+      },
+      markdown,
+    );
   } finally {
     for (const server of servers) await server.stop();
     await clearQueue(queuePrefix);

@@ -73,7 +73,10 @@ export function serviceEnv({ databaseUrl, queuePrefix, port = 0, extra = {} }) {
 
 /** Starts a node script of the repo as a child process; `stop()` sends SIGTERM and waits. */
 export function startNode(script, env, args = []) {
-  const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const child = spawn(process.execPath, [join(ROOT, script), ...args], {
+    env,
+    stdio: ["ignore", "inherit", "inherit"],
+  });
   const exited = new Promise((resolve) => child.once("exit", resolve));
   return {
     child,
@@ -129,7 +132,16 @@ export function summarize(result) {
 }
 
 /** One autocannon run, summarized. */
-export async function load({ url, method = "GET", headers = {}, body, requests, connections = 100, duration = 10, pipelining = 1 }) {
+export async function load({
+  url,
+  method = "GET",
+  headers = {},
+  body,
+  requests,
+  connections = 100,
+  duration = 10,
+  pipelining = 1,
+}) {
   const result = await autocannon({
     url,
     method,
@@ -198,7 +210,12 @@ function identifyFields(n) {
     id,
     email: `${id}@example.com`,
     channels: [{ type: "push", address: `device-${n % 100_000}`, platform: n % 2 ? "ios" : "android" }],
-    data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en", last_seen: new Date(1_700_000_000_000 + n).toISOString() },
+    data: {
+      plan: ["free", "team", "pro"][n % 3],
+      logins: n % 97,
+      language: "en",
+      last_seen: new Date(1_700_000_000_000 + n).toISOString(),
+    },
   };
 }
 
@@ -209,7 +226,10 @@ function identifyFields(n) {
  * JSON (the services do the same work for any body: no worker runs during intake).
  */
 export function intakeRequests(bodyFields = {}) {
-  return Array.from({ length: 500 }, (_, n) => ({ method: "POST", body: JSON.stringify({ ...bodyFields, ...identifyFields(n) }) }));
+  return Array.from({ length: 500 }, (_, n) => ({
+    method: "POST",
+    body: JSON.stringify({ ...bodyFields, ...identifyFields(n) }),
+  }));
 }
 
 const INTAKE_REQUESTS = intakeRequests();
@@ -244,7 +264,9 @@ function identifyEvent(projectId, n, totalEvents) {
     updateOnly: false,
     email: `${id}@example.com`,
     data: { plan: ["free", "team", "pro"][n % 3], logins: n % 97, language: "en" },
-    channels: [{ type: "push", address: `device-${n % Math.floor(totalEvents / 2)}`, platform: n % 2 ? "ios" : "android" }],
+    channels: [
+      { type: "push", address: `device-${n % Math.floor(totalEvents / 2)}`, platform: n % 2 ? "ios" : "android" },
+    ],
   };
 }
 
@@ -252,17 +274,24 @@ function identifyEvent(projectId, n, totalEvents) {
 export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1) {
   const queuePrefix = uniqueName("bench_drain");
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const queue = new Queue("identify", { connection: redis, prefix: queuePrefix, defaultJobOptions: { removeOnComplete: true } });
+  const queue = new Queue("identify", {
+    connection: redis,
+    prefix: queuePrefix,
+    defaultJobOptions: { removeOnComplete: true },
+  });
   await queue.pause();
   const jobs = [];
   for (let first = 0; first < totalEvents; first += eventsPerJob) {
     const events = [];
-    for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1) events.push(identifyEvent(projectId, n, totalEvents));
+    for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1)
+      events.push(identifyEvent(projectId, n, totalEvents));
     jobs.push({ name: "identify", data: { events } });
   }
   for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
 
-  const workerProcesses = Array.from({ length: workers }, () => startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix })));
+  const workerProcesses = Array.from({ length: workers }, () =>
+    startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix })),
+  );
   await sleep(1500);
   const started = performance.now();
   await queue.resume();
@@ -277,4 +306,3 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   if (failed > 0) throw new Error(`${failed} drain jobs failed`);
   return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
 }
-

@@ -8,7 +8,18 @@ import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
-import { clearQueue, createBenchDatabase, ctl, load, REDIS_URL, serviceEnv, startGateway, startNode, uniqueName, writeResults } from "./lib.mjs";
+import {
+  clearQueue,
+  createBenchDatabase,
+  ctl,
+  load,
+  REDIS_URL,
+  serviceEnv,
+  startGateway,
+  startNode,
+  uniqueName,
+  writeResults,
+} from "./lib.mjs";
 
 /** As many bodies at once as one micro-batch of 500 identifies holds. */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 500);
@@ -87,7 +98,11 @@ async function main() {
   try {
     const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
     const bounded = await measure(db.url, authToken, { NODE_OPTIONS });
-    const countOnly = await measure(db.url, authToken, { NODE_OPTIONS, IDENTIFY_BATCH_MAX_BYTES: String(2 ** 32 - 1), BODY_BYTES_IN_FLIGHT: String(2 ** 32 - 1) });
+    const countOnly = await measure(db.url, authToken, {
+      NODE_OPTIONS,
+      IDENTIFY_BATCH_MAX_BYTES: String(2 ** 32 - 1),
+      BODY_BYTES_IN_FLIGHT: String(2 ** 32 - 1),
+    });
     const row = (label, r) =>
       `| ${label} | ${fmt(r.acceptedPerSec)} (turned away with 503: ${fmt(r.non2xx)}) | **${fmt(r.gatewayPeakMiB)} MiB** | **${fmt(r.workerPeakMiB)} MiB** |`;
     const markdown = `
@@ -99,7 +114,9 @@ ${row("micro-batches of 1 MiB of bodies (and 500 identifies); 32 MiB of bodies i
 ${row("baseline: micro-batches of 500 identifies, bodies in flight unbounded", countOnly)}
 
 Both processes run with \`NODE_OPTIONS=${NODE_OPTIONS}\`, as k8s/base sets it. Pod memory limit in k8s/base: ${POD_LIMIT_MIB} MiB for each. ${
-      Math.max(bounded.gatewayPeakMiB, bounded.workerPeakMiB) < POD_LIMIT_MIB ? "Both stay under it with the default." : "**Over the limit with the default.**"
+      Math.max(bounded.gatewayPeakMiB, bounded.workerPeakMiB) < POD_LIMIT_MIB
+        ? "Both stay under it with the default."
+        : "**Over the limit with the default.**"
     }
 `;
     writeResults("memory", { bounded, countOnly, podLimitMiB: POD_LIMIT_MIB }, markdown);

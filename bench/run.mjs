@@ -18,7 +18,9 @@ const START = "<!-- bench:start -->";
 const END = "<!-- bench:end -->";
 const readmePath = join(ROOT, "README.md");
 const readme = readFileSync(readmePath, "utf8");
-const tables = ALL.map((name) => readFileSync(join(ROOT, "bench", "results", `${name}.md`), "utf8").trim()).join("\n\n");
+const tables = ALL.map((name) => readFileSync(join(ROOT, "bench", "results", `${name}.md`), "utf8").trim()).join(
+  "\n\n",
+);
 const before = readme.slice(0, readme.indexOf(START) + START.length);
 const after = readme.slice(readme.indexOf(END));
 writeFileSync(readmePath, `${before}\n${tables}\n${after}`);

@@ -2,7 +2,17 @@
 // with 1 and 2 gateway processes, against the same queue, so the factor is measured.
 // Usage: npm run build && node bench/scale.mjs
 import postgres from "postgres";
-import { clearQueue, createBenchDatabase, ctl, drainOnce, intake, repeat, startGateway, uniqueName, writeResults } from "./lib.mjs";
+import {
+  clearQueue,
+  createBenchDatabase,
+  ctl,
+  drainOnce,
+  intake,
+  repeat,
+  startGateway,
+  uniqueName,
+  writeResults,
+} from "./lib.mjs";
 
 const CONNECTIONS = 100;
 const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
@@ -35,12 +45,17 @@ async function main() {
   try {
     const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
     const project = async () => (await sql`INSERT INTO projects (name) VALUES ('drain') RETURNING id`)[0].id;
-    const drain1 = await repeat("drain, 1 worker", async () => drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 1));
-    const drain2 = await repeat("drain, 2 workers", async () => drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 2));
+    const drain1 = await repeat("drain, 1 worker", async () =>
+      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 1),
+    );
+    const drain2 = await repeat("drain, 2 workers", async () =>
+      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 2),
+    );
     const intake1 = await intakeWith(1, db.url, authToken);
     const intake2 = await intakeWith(2, db.url, authToken);
 
-    const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+    const fmt = (n, digits = 0) =>
+      n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
     const markdown = `
 ### Scaling on one 2-core machine (medians of ${drain1.runs.length} runs)
 

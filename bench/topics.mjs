@@ -73,7 +73,13 @@ function startIdentifyTraffic(url, authToken) {
     async stop() {
       instance.stop();
       const { requestsPerSec, p50, p99, non2xx, errors } = summarize(await instance);
-      return { identifyRequestsPerSec: requestsPerSec, identifyP50: p50, identifyP99: p99, identifyNon2xx: non2xx, identifyErrors: errors };
+      return {
+        identifyRequestsPerSec: requestsPerSec,
+        identifyP50: p50,
+        identifyP99: p99,
+        identifyNon2xx: non2xx,
+        identifyErrors: errors,
+      };
     },
   };
 }
@@ -124,7 +130,9 @@ function startWaitSampler(databaseUrl) {
       await done;
       await sampler.end();
       const total = Object.values(counts).reduce((sum, n) => sum + n, 0);
-      return Object.fromEntries(Object.entries(counts).map(([category, n]) => [category, Math.round((100 * n) / total)]));
+      return Object.fromEntries(
+        Object.entries(counts).map(([category, n]) => [category, Math.round((100 * n) / total)]),
+      );
     },
   };
 }
@@ -241,7 +249,8 @@ function waitSummary(runs) {
     .join(", ");
 }
 
-const fmt = (n, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const fmt = (n, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 async function main() {
   const db = await createBenchDatabase("topics");
@@ -288,7 +297,11 @@ async function main() {
 - Postgres \`shared_buffers\` ${sharedBuffers}; profiles table (${tableOptions}) ${tableSize} after the last run. HOT row updates (rewritten in place, no index entry): fan-out ${fmt(f.hotUpdatePercent)}%, ceiling ${fmt(c.hotUpdatePercent)}%.
 - Reading: both are bound by the Postgres backend's CPU (a 2-vCPU machine shared with the gateway, the worker, autocannon and Redis; "CPU" includes waiting for one). What the fan-out adds over the ceiling is per chunk: its round trips and commits ("round trip", "between chunks", "other statements"). The table's fillfactor decides the rest: with too little free room on a page, a row update cannot stay on it, and writes an index entry and a new page.
 `;
-    writeResults("topics", { profiles: PROFILES, identifyRate: IDENTIFY_RATE, fanout, ceiling, sharedBuffers, tableOptions, tableSize }, markdown);
+    writeResults(
+      "topics",
+      { profiles: PROFILES, identifyRate: IDENTIFY_RATE, fanout, ceiling, sharedBuffers, tableOptions, tableSize },
+      markdown,
+    );
   } finally {
     await worker?.stop();
     await gateway?.stop();

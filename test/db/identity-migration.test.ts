@@ -71,7 +71,11 @@ describe("migration 007: one identity space", () => {
 
     const solo = stateFromEvent(event("e:solo@example.com", 1_500, { email: "solo@example.com", data: { a: 1 } }));
     await storeLegacy(project, "e:solo@example.com", solo);
-    await storeLegacy(other, "e:ann@example.com", stateFromEvent(event("e:ann@example.com", 9_000, { data: { plan: "other" } })));
+    await storeLegacy(
+      other,
+      "e:ann@example.com",
+      stateFromEvent(event("e:ann@example.com", 9_000, { data: { plan: "other" } })),
+    );
 
     expect(await migrate(db.sql)).toEqual([IDENTITY_MIGRATION]);
 

@@ -16,7 +16,14 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 function event(id: string, data: Record<string, unknown>): IdentifyEvent {
-  return { projectId: stack.project.id, key: profileKeyForId(id), id, t: Date.now(), updateOnly: false, data: data as IdentifyEvent["data"] };
+  return {
+    projectId: stack.project.id,
+    key: profileKeyForId(id),
+    id,
+    t: Date.now(),
+    updateOnly: false,
+    data: data as IdentifyEvent["data"],
+  };
 }
 
 // Postgres cannot store U+0000 in jsonb: such an event reaches a worker only if something
@@ -25,7 +32,13 @@ const poison = (id: string) => event(id, { note: "bad\u0000byte" });
 
 describe("a batch holding an event Postgres refuses", () => {
   it("applies every other event and reports the refused one", async () => {
-    const events = [event("ok-1", { a: 1 }), poison("bad-1"), event("ok-2", { a: 2 }), event("ok-3", { a: 3 }), poison("bad-2")];
+    const events = [
+      event("ok-1", { a: 1 }),
+      poison("bad-1"),
+      event("ok-2", { a: 2 }),
+      event("ok-3", { a: 3 }),
+      poison("bad-2"),
+    ];
     const outcome = await applyIdentifyEvents(stack.db.sql, events);
     expect(outcome.applied).toBe(3);
     expect(outcome.poisoned.map((p) => p.event.id).sort()).toEqual(["bad-1", "bad-2"]);
@@ -37,7 +50,11 @@ describe("a batch holding an event Postgres refuses", () => {
   it("through the queue: the job completes, the event is dead-lettered, the others are applied", async () => {
     await stack.worker();
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
+    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
+      connection: redis,
+      prefix: stack.config.queuePrefix,
+      defaultJobOptions: IDENTIFY_JOB_OPTIONS,
+    });
     try {
       const job = await queue.add("identify", { events: [event("queued-ok", { plan: "pro" }), poison("queued-bad")] });
       await waitFor("the job to finish", async () => ((await job.getState()) === "unknown" ? true : undefined));
@@ -60,17 +77,30 @@ describe("a batch holding an event Postgres refuses", () => {
     // levels), but a job queued by an older gateway, or by hand, can still hold one.
     let deep: unknown = "bottom";
     for (let i = 0; i < 20_000; i += 1) deep = { d: deep };
-    const outcome = await applyIdentifyEvents(stack.db.sql, [event("deep-ok-1", { a: 1 }), event("deep-bad", { deep }), event("deep-ok-2", { a: 2 })]);
+    const outcome = await applyIdentifyEvents(stack.db.sql, [
+      event("deep-ok-1", { a: 1 }),
+      event("deep-bad", { deep }),
+      event("deep-ok-2", { a: 2 }),
+    ]);
     expect(outcome.applied).toBe(2);
     expect(outcome.poisoned.map((p) => p.event.id)).toEqual(["deep-bad"]);
     expect(outcome.poisoned[0]!.error).toBeInstanceOf(RangeError);
-    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: null, event: outcome.poisoned[0]!.event, error: "too deep" });
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: null,
+      event: outcome.poisoned[0]!.event,
+      error: "too deep",
+    });
   });
 
   it("keeps data keys named like Object.prototype members when updates of one profile meet in a job", async () => {
     const keys = { toString: "a", constructor: "b", valueOf: "c", hasOwnProperty: "d", ["__proto__"]: "e" };
     const first = { ...event("proto-keys", {}), data: JSON.parse(JSON.stringify(keys)) as IdentifyEvent["data"] };
-    const second = { ...event("proto-keys", {}), t: first.t + 1, data: JSON.parse('{"__proto__":"f","toString":"g"}') as IdentifyEvent["data"] };
+    const second = {
+      ...event("proto-keys", {}),
+      t: first.t + 1,
+      data: JSON.parse('{"__proto__":"f","toString":"g"}') as IdentifyEvent["data"],
+    };
     expect((await applyIdentifyEvents(stack.db.sql, [first, second])).applied).toBe(2);
     const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("proto-keys"));
     expect(JSON.parse(JSON.stringify(visibleProfile(stored!.state)?.data))).toEqual({
@@ -83,12 +113,20 @@ describe("a batch holding an event Postgres refuses", () => {
   });
 
   it("ignores a topic choice whose id is past Postgres' integer range, and applies the rest", async () => {
-    const outOfRange = { ...event("big-topic", { plan: "pro" }), email: "big-topic@example.com", topics: [{ id: 3_000_000_000, status: "subscribed" as const }] };
+    const outOfRange = {
+      ...event("big-topic", { plan: "pro" }),
+      email: "big-topic@example.com",
+      topics: [{ id: 3_000_000_000, status: "subscribed" as const }],
+    };
     const outcome = await applyIdentifyEvents(stack.db.sql, [outOfRange]);
     expect(outcome).toMatchObject({ applied: 1, poisoned: [] });
     expect(outcome.ignoredTopics[0]?.topicIds).toEqual(["3000000000"]);
     const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("big-topic"));
-    expect(visibleProfile(stored!.state)).toMatchObject({ email: "big-topic@example.com", data: { plan: "pro" }, topics: {} });
+    expect(visibleProfile(stored!.state)).toMatchObject({
+      email: "big-topic@example.com",
+      data: { plan: "pro" },
+      topics: {},
+    });
   });
 
   it("an outage is not poison: the whole batch is thrown back for a retry", async () => {

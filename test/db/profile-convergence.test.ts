@@ -1,7 +1,15 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile } from "@cm/db";
-import { profileKeyForId, tieBreaker, visibleProfile, type ChannelValue, type IdentifyEvent, type Json, type VisibleProfile } from "@cm/domain";
+import {
+  profileKeyForId,
+  tieBreaker,
+  visibleProfile,
+  type ChannelValue,
+  type IdentifyEvent,
+  type Json,
+  type VisibleProfile,
+} from "@cm/domain";
 import { applyIdentifyEvents } from "@cm/worker";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
@@ -34,7 +42,9 @@ function referenceProfile(events: IdentifyEvent[], knownTopics: Set<number>): Vi
 
   const fields = [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const pick = (prefix: string) =>
-    fields.filter(([field]) => field.startsWith(prefix)).map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
+    fields
+      .filter(([field]) => field.startsWith(prefix))
+      .map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
   return {
     email: (latest.get("email")?.v as string | undefined) ?? null,
     phoneNumber: (latest.get("phone")?.v as string | undefined) ?? null,
@@ -51,52 +61,73 @@ const EVENT_KEYS = ["i:alice", "i:bob", "i:carol@example.com", "e:carol@example.
 const UNKNOWN_TOPIC = 999_999;
 
 function eventArbitrary(projectId: number, topicIds: number[]) {
-  return fc.record({
-    key: fc.constantFrom(...EVENT_KEYS),
-    // A few distinct times only, so that ties between different values are common.
-    t: fc.integer({ min: 1, max: 5 }).map((n) => 1_700_000_000_000 + n * 1000),
-    updateOnly: fc.boolean(),
-    email: fc.option(fc.constantFrom("a@example.com", "b@example.com", "c@example.com"), { nil: undefined }),
-    phoneNumber: fc.option(fc.constantFrom("+15550100", "+15550199"), { nil: undefined }),
-    data: fc.option(
-      fc.dictionary(fc.constantFrom("plan", "score", "tags", "language"), fc.constantFrom<Json>(null, "free", "pro", 1, 2, [1, "x"], { deep: true }, "\u00e9t\u00e9", "\uff46", "\ud83d\ude00", "long ".repeat(20), "long ".repeat(21))),
-      { nil: undefined },
-    ),
-    channels: fc.option(
-      fc.uniqueArray(
-        fc.record({
-          type: fc.constantFrom("push", "sms"),
-          address: fc.constantFrom("device-1", "device-2"),
-          platform: fc.constantFrom<string | null>("ios", "android", null),
-        }),
-        { selector: (c) => `${c.type}:${c.address}`, maxLength: 3 },
+  return fc
+    .record({
+      key: fc.constantFrom(...EVENT_KEYS),
+      // A few distinct times only, so that ties between different values are common.
+      t: fc.integer({ min: 1, max: 5 }).map((n) => 1_700_000_000_000 + n * 1000),
+      updateOnly: fc.boolean(),
+      email: fc.option(fc.constantFrom("a@example.com", "b@example.com", "c@example.com"), { nil: undefined }),
+      phoneNumber: fc.option(fc.constantFrom("+15550100", "+15550199"), { nil: undefined }),
+      data: fc.option(
+        fc.dictionary(
+          fc.constantFrom("plan", "score", "tags", "language"),
+          fc.constantFrom<Json>(
+            null,
+            "free",
+            "pro",
+            1,
+            2,
+            [1, "x"],
+            { deep: true },
+            "\u00e9t\u00e9",
+            "\uff46",
+            "\ud83d\ude00",
+            "long ".repeat(20),
+            "long ".repeat(21),
+          ),
+        ),
+        { nil: undefined },
       ),
-      { nil: undefined },
-    ),
-    topics: fc.option(
-      fc.uniqueArray(
-        fc.record({ id: fc.constantFrom(...topicIds, UNKNOWN_TOPIC), status: fc.constantFrom("subscribed" as const, "unsubscribed" as const) }),
-        { selector: (c) => c.id, maxLength: 3 },
+      channels: fc.option(
+        fc.uniqueArray(
+          fc.record({
+            type: fc.constantFrom("push", "sms"),
+            address: fc.constantFrom("device-1", "device-2"),
+            platform: fc.constantFrom<string | null>("ios", "android", null),
+          }),
+          { selector: (c) => `${c.type}:${c.address}`, maxLength: 3 },
+        ),
+        { nil: undefined },
       ),
-      { nil: undefined },
-    ),
-  }).map((fields): IdentifyEvent => {
-    const legacy = fields.key.startsWith("e:");
-    const event = {
-      projectId,
-      key: fields.key,
-      id: legacy ? null : fields.key.slice(2),
-      t: fields.t,
-      updateOnly: fields.updateOnly,
-    } as IdentifyEvent;
-    const email = legacy ? fields.key.slice(2) : fields.email;
-    if (email !== undefined) event.email = email;
-    if (fields.phoneNumber !== undefined) event.phoneNumber = fields.phoneNumber;
-    if (fields.data !== undefined) event.data = fields.data;
-    if (fields.channels !== undefined) event.channels = fields.channels;
-    if (fields.topics !== undefined) event.topics = fields.topics;
-    return event;
-  });
+      topics: fc.option(
+        fc.uniqueArray(
+          fc.record({
+            id: fc.constantFrom(...topicIds, UNKNOWN_TOPIC),
+            status: fc.constantFrom("subscribed" as const, "unsubscribed" as const),
+          }),
+          { selector: (c) => c.id, maxLength: 3 },
+        ),
+        { nil: undefined },
+      ),
+    })
+    .map((fields): IdentifyEvent => {
+      const legacy = fields.key.startsWith("e:");
+      const event = {
+        projectId,
+        key: fields.key,
+        id: legacy ? null : fields.key.slice(2),
+        t: fields.t,
+        updateOnly: fields.updateOnly,
+      } as IdentifyEvent;
+      const email = legacy ? fields.key.slice(2) : fields.email;
+      if (email !== undefined) event.email = email;
+      if (fields.phoneNumber !== undefined) event.phoneNumber = fields.phoneNumber;
+      if (fields.data !== undefined) event.data = fields.data;
+      if (fields.channels !== undefined) event.channels = fields.channels;
+      if (fields.topics !== undefined) event.topics = fields.topics;
+      return event;
+    });
 }
 
 let db: TestDatabase;
@@ -144,17 +175,24 @@ describe("identify convergence (property)", () => {
             [deliveries[i], deliveries[j]] = [deliveries[j] as IdentifyEvent, deliveries[i] as IdentifyEvent];
           }
           const batches: IdentifyEvent[][] = [];
-          for (let i = 0; i < deliveries.length; ) {
+          for (let i = 0; i < deliveries.length;) {
             const size = 1 + next(6);
             batches.push(deliveries.slice(i, i + size));
             i += size;
           }
           const lanes = [batches.filter((_, i) => i % 2 === 0), batches.filter((_, i) => i % 2 === 1)];
-          await Promise.all(lanes.map(async (lane) => {
-            for (const batch of lane) await applyIdentifyEvents(db.sql, batch);
-          }));
+          await Promise.all(
+            lanes.map(async (lane) => {
+              for (const batch of lane) await applyIdentifyEvents(db.sql, batch);
+            }),
+          );
 
-          const expected = PROFILES.map((id) => referenceProfile(events.filter((e) => e.key.slice(2) === id), knownTopics));
+          const expected = PROFILES.map((id) =>
+            referenceProfile(
+              events.filter((e) => e.key.slice(2) === id),
+              knownTopics,
+            ),
+          );
           expect(await storedProfiles(project.id)).toEqual(expected);
         },
       ),

@@ -31,15 +31,18 @@ describe("profiles table layout", () => {
   it("lets a pass over every profile rewrite each row in place (HOT), as a topic default fan-out does", async () => {
     const project = await createTestProject(db.sql, "Layout");
     const events = Array.from({ length: PROFILES }, (_, n) => identify(project.id, n));
-    for (let first = 0; first < PROFILES; first += 500) await applyIdentifyEvents(db.sql, events.slice(first, first + 500));
+    for (let first = 0; first < PROFILES; first += 500)
+      await applyIdentifyEvents(db.sql, events.slice(first, first + 500));
 
     // The fan-out's write (libs/db topic-fanout.ts), counted by this transaction's own statistics.
-    const [counts] = await db.sql.begin((tx) => [
-      tx`UPDATE profiles SET topic_defaults = topic_defaults || '{"1": "unsubscribed"}', updated_at = now() WHERE project_id = ${project.id}`,
-      tx<{ updated: number; hot: number }[]>`
+    const [counts] = await db.sql
+      .begin((tx) => [
+        tx`UPDATE profiles SET topic_defaults = topic_defaults || '{"1": "unsubscribed"}', updated_at = now() WHERE project_id = ${project.id}`,
+        tx<{ updated: number; hot: number }[]>`
         SELECT pg_stat_get_xact_tuples_updated('profiles'::regclass)::integer AS updated,
                pg_stat_get_xact_tuples_hot_updated('profiles'::regclass)::integer AS hot`,
-    ]).then(([, rows]) => rows);
+      ])
+      .then(([, rows]) => rows);
 
     expect(counts).toEqual({ updated: PROFILES, hot: PROFILES });
   });

@@ -44,14 +44,26 @@ describe("retention", () => {
     await failing.close();
     connection.disconnect();
     expect((await applyRetention(stack.db.sql, [queue], KEEP_ALL)).failedJobs).toBe(0);
-    expect((await applyRetention(stack.db.sql, [queue], { ...KEEP_ALL, failedJobRetentionDays: 0 })).failedJobs).toBe(1);
+    expect((await applyRetention(stack.db.sql, [queue], { ...KEEP_ALL, failedJobRetentionDays: 0 })).failedJobs).toBe(
+      1,
+    );
     expect(await queue.getFailedCount()).toBe(0);
   });
 
   it("removes dead letters past the retention and keeps recent ones", async () => {
-    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "old", event: { id: "old" }, error: "x" });
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: "old",
+      event: { id: "old" },
+      error: "x",
+    });
     await ageDeadLetters(40);
-    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "new", event: { id: "new" }, error: "x" });
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: "new",
+      event: { id: "new" },
+      error: "x",
+    });
     expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).deadLetters).toBe(1);
     expect((await stack.db.sql`SELECT job_id FROM identify_dead_letters`).map((r) => r.job_id)).toEqual(["new"]);
   });
@@ -73,9 +85,16 @@ describe("retention", () => {
 
   it("runs by itself on the workers' schedule", async () => {
     await stack.db.sql`DELETE FROM identify_dead_letters`;
-    await recordDeadLetter(stack.db.sql, { projectId: stack.project.id, jobId: "scheduled", event: { id: "s" }, error: "x" });
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: "scheduled",
+      event: { id: "s" },
+      error: "x",
+    });
     await ageDeadLetters(10);
     await stack.worker();
-    await waitFor("the scheduled retention", async () => ((await stack.db.sql`SELECT 1 FROM identify_dead_letters`).length === 0 ? true : undefined));
+    await waitFor("the scheduled retention", async () =>
+      (await stack.db.sql`SELECT 1 FROM identify_dead_letters`).length === 0 ? true : undefined,
+    );
   });
 });

@@ -14,25 +14,32 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-function start(body: string): { sent: ClientRequest; answer: Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> } {
+function start(body: string): {
+  sent: ClientRequest;
+  answer: Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }>;
+} {
   let sent!: ClientRequest;
-  const answer = new Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }>((resolve, reject) => {
-    sent = request(
-      {
-        host: base.hostname,
-        port: base.port,
-        method: "POST",
-        path: `/api/v2/users/track?auth_token=${stack.project.authToken}`,
-        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
-      },
-      (response) => {
-        let text = "";
-        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }));
-      },
-    );
-    sent.on("error", reject);
-  });
+  const answer = new Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }>(
+    (resolve, reject) => {
+      sent = request(
+        {
+          host: base.hostname,
+          port: base.port,
+          method: "POST",
+          path: `/api/v2/users/track?auth_token=${stack.project.authToken}`,
+          headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        },
+        (response) => {
+          let text = "";
+          response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text }),
+          );
+        },
+      );
+      sent.on("error", reject);
+    },
+  );
   return { sent, answer };
 }
 

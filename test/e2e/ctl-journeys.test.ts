@@ -61,7 +61,15 @@ describe("journey import", () => {
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(await getJourney(printed.id)).toEqual({ status: 200, body: printed });
-    expect(printed.nodes.map((node: { type: string }) => node.type)).toEqual(["enter", "delay", "email", "branch", "sms", "push", "exit"]);
+    expect(printed.nodes.map((node: { type: string }) => node.type)).toEqual([
+      "enter",
+      "delay",
+      "email",
+      "branch",
+      "sms",
+      "push",
+      "exit",
+    ]);
     const ids = printed.nodes.map((node: { id: number }) => node.id);
     expect(printed.edges[0]).toEqual({ from: ids[0], to: ids[1] });
     expect(result.stdout).not.toContain(SECRET);
@@ -80,31 +88,53 @@ describe("journey import", () => {
     expect(again.code).toBe(0);
     const copy = JSON.parse(again.stdout);
     expect(copy.id).not.toBe(printed.id);
-    expect(copy.nodes.map((node: { type: string }) => node.type)).toEqual(printed.nodes.map((node: { type: string }) => node.type));
+    expect(copy.nodes.map((node: { type: string }) => node.type)).toEqual(
+      printed.nodes.map((node: { type: string }) => node.type),
+    );
   });
 
   it.each([
-    ["one-enter", "node 80 (enter)", (f: JourneyFile) => {
-      f.nodes.push({ id: 80, type: "enter" });
-      f.edges.push({ from: 80, to: 70 });
-    }],
+    [
+      "one-enter",
+      "node 80 (enter)",
+      (f: JourneyFile) => {
+        f.nodes.push({ id: 80, type: "enter" });
+        f.edges.push({ from: 80, to: 70 });
+      },
+    ],
     ["enter-no-incoming", "node 10 (enter)", (f: JourneyFile) => f.edges.push({ from: 50, to: 10 })],
-    ["has-exit", "no exit node", (f: JourneyFile) => {
-      f.nodes = f.nodes.filter((node) => node.type !== "exit");
-      f.edges = f.edges.filter((edge) => edge.to !== 70);
-    }],
-    ["reachable", "node 7 (email) cannot be reached from the enter node", (f: JourneyFile) => {
-      f.nodes.push({ id: 7, type: "email", title: "Orphan", message: { from: null, reply_to: null, contents: [] } });
-      f.edges.push({ from: 7, to: 70 });
-    }],
+    [
+      "has-exit",
+      "no exit node",
+      (f: JourneyFile) => {
+        f.nodes = f.nodes.filter((node) => node.type !== "exit");
+        f.edges = f.edges.filter((edge) => edge.to !== 70);
+      },
+    ],
+    [
+      "reachable",
+      "node 7 (email) cannot be reached from the enter node",
+      (f: JourneyFile) => {
+        f.nodes.push({ id: 7, type: "email", title: "Orphan", message: { from: null, reply_to: null, contents: [] } });
+        f.edges.push({ from: 7, to: 70 });
+      },
+    ],
     ["acyclic", "node 20 (delay) is on a cycle", (f: JourneyFile) => f.edges.push({ from: 50, to: 20 })],
     ["same-journey", "node 99", (f: JourneyFile) => f.edges.push({ from: 50, to: 99 })],
-    ["branch-index", "edge 40 -> 50 leaves node 40 (branch) without a branch_index", (f: JourneyFile) => {
-      f.edges = f.edges.map((edge) => (edge.from === 40 && edge.to === 50 ? { from: 40, to: 50 } : edge));
-    }],
-    ["branch-index", "node 20 (delay) is not a branch", (f: JourneyFile) => {
-      f.edges = f.edges.map((edge) => (edge.from === 20 ? { ...edge, branch_index: 0 } : edge));
-    }],
+    [
+      "branch-index",
+      "edge 40 -> 50 leaves node 40 (branch) without a branch_index",
+      (f: JourneyFile) => {
+        f.edges = f.edges.map((edge) => (edge.from === 40 && edge.to === 50 ? { from: 40, to: 50 } : edge));
+      },
+    ],
+    [
+      "branch-index",
+      "node 20 (delay) is not a branch",
+      (f: JourneyFile) => {
+        f.edges = f.edges.map((edge) => (edge.from === 20 ? { ...edge, branch_index: 0 } : edge));
+      },
+    ],
   ])('refuses a graph that breaks rule "%s", naming %s', async (rule, naming, change) => {
     const before = await journeyCount();
     const result = await importJourney(brokenJourney(change));
@@ -117,15 +147,31 @@ describe("journey import", () => {
 
   it.each([
     ["a file that is not JSON", "{nope", /cannot read .*JSON/],
-    ["a node of an unknown type", brokenJourney((f) => f.nodes.push({ id: 5, type: "webhook" } as never)), /nodes\[7\]/],
-    ["a delay without duration", brokenJourney((f) => {
-      f.nodes = f.nodes.map((node) => (node.type === "delay" ? { ...node, delay: { duration_unit: "days", delivery_option: 0 } } : node)) as never;
-    }), /nodes\[1\]\.delay\.duration/],
+    [
+      "a node of an unknown type",
+      brokenJourney((f) => f.nodes.push({ id: 5, type: "webhook" } as never)),
+      /nodes\[7\]/,
+    ],
+    [
+      "a delay without duration",
+      brokenJourney((f) => {
+        f.nodes = f.nodes.map((node) =>
+          node.type === "delay" ? { ...node, delay: { duration_unit: "days", delivery_option: 0 } } : node,
+        ) as never;
+      }),
+      /nodes\[1\]\.delay\.duration/,
+    ],
     ["an unknown status", { ...sampleJourney(), status: "running" }, /status/],
     ["an event trigger without event_name", { ...sampleJourney(), trigger: { type: "event" } }, /event_name/],
-    ["a sender on an SMS message", brokenJourney((f) => {
-      f.nodes = f.nodes.map((node) => (node.type === "sms" ? { ...node, message: { ...node.message, from: "+15550100" } } : node));
-    }), /node 50 \(sms\): message\.from/],
+    [
+      "a sender on an SMS message",
+      brokenJourney((f) => {
+        f.nodes = f.nodes.map((node) =>
+          node.type === "sms" ? { ...node, message: { ...node.message, from: "+15550100" } } : node,
+        );
+      }),
+      /node 50 \(sms\): message\.from/,
+    ],
   ])("refuses %s", async (_, content, message) => {
     const before = await journeyCount();
     const result = await importJourney(content);
@@ -189,7 +235,9 @@ describe("demo", () => {
     const result = await ctl(["demo"]);
     expect(result.code, result.stderr).toBe(0);
     const demo = JSON.parse(result.stdout);
-    const ids = await stack.db.sql<{ id: number }[]>`SELECT id FROM journeys WHERE project_id = ${demo.project.id} ORDER BY id`;
+    const ids = await stack.db.sql<
+      { id: number }[]
+    >`SELECT id FROM journeys WHERE project_id = ${demo.project.id} ORDER BY id`;
     const journeys = await Promise.all(ids.map(async ({ id }) => (await getJourney(id, demo.api_key)).body));
     expect(journeys.map((journey) => [journey.name, journey.status])).toEqual([
       ["Re-engagement", "active"],
@@ -201,7 +249,11 @@ describe("demo", () => {
     expect(types(welcome)).toEqual(new Set(["enter", "email", "delay", "branch", "exit"]));
     expect(types(reEngagement)).toEqual(new Set(["enter", "push", "delay", "branch", "sms", "exit"]));
     const welcomeEmail = welcome.nodes.find((node: { type: string }) => node.type === "email");
-    expect(welcomeEmail.message.contents.map((content: { locale: string }) => content.locale)).toEqual(["en", "de", "fr"]);
+    expect(welcomeEmail.message.contents.map((content: { locale: string }) => content.locale)).toEqual([
+      "en",
+      "de",
+      "fr",
+    ]);
 
     const again = await ctl(["demo"]);
     expect(JSON.parse(again.stdout).project.id).toBe(demo.project.id);

@@ -40,7 +40,8 @@ describe("ctl", () => {
       auth_token: expect.stringMatching(/^cmt_/),
       api_key: expect.stringMatching(/^cmk_/),
     });
-    const stored = await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
+    const stored =
+      await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
     expect(stored.map((row) => row.permissions)).toEqual([[], ["campaign:read", "campaign:write", "profile:read"]]);
     const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
     for (const token of [created.auth_token, created.api_key]) {
@@ -53,16 +54,31 @@ describe("ctl", () => {
 
   it("key create gives a key with exactly the permissions named, or none", async () => {
     const { project } = await ctlJson(["project", "create", "--name", "Keys"]);
-    expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", "campaign:read,profile:read"])).toEqual({
+    expect(
+      await ctlJson(["key", "create", "--project", String(project.id), "--permissions", "campaign:read,profile:read"]),
+    ).toEqual({
       api_key: expect.stringMatching(/^cmk_/),
       permissions: ["campaign:read", "profile:read"],
     });
-    expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", ""])).toMatchObject({ permissions: [] });
+    expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", ""])).toMatchObject({
+      permissions: [],
+    });
   });
 
   it("topic create prints the Topic", async () => {
     const { project } = await ctlJson(["project", "create", "--name", "Topics"]);
-    const topic = await ctlJson(["topic", "create", "--project", String(project.id), "--name", "  Weekly digest ", "--description", "Every Monday", "--default-status", "unsubscribed"]);
+    const topic = await ctlJson([
+      "topic",
+      "create",
+      "--project",
+      String(project.id),
+      "--name",
+      "  Weekly digest ",
+      "--description",
+      "Every Monday",
+      "--default-status",
+      "unsubscribed",
+    ]);
     expect(topic).toEqual({
       id: expect.any(Number),
       name: "Weekly digest",
@@ -71,7 +87,9 @@ describe("ctl", () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
-    expect(await ctlJson(["topic", "create", "--project", String(project.id), "--name", "Other"])).toMatchObject({ default_status: "subscribed" });
+    expect(await ctlJson(["topic", "create", "--project", String(project.id), "--name", "Other"])).toMatchObject({
+      default_status: "subscribed",
+    });
   });
 
   it.each([

@@ -13,7 +13,15 @@ beforeAll(async () => {
   stack = await createTestStack("docs_page");
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 });
 afterAll(async () => {
@@ -24,7 +32,9 @@ afterAll(async () => {
 describe("/docs in a browser", () => {
   it("lists every operation of the OpenAPI document", async () => {
     const base = (await stack.gateway()).url;
-    const document = (await (await fetch(`${base}/api/v2/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    const document = (await (await fetch(`${base}/api/v2/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { operationId: string }>>;
+    };
     const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, operation]) => ({ path, method, id: operation.operationId })),
     );
@@ -41,7 +51,13 @@ describe("/docs in a browser", () => {
       await expect(page.locator(`#${operation.id} pre.example`).innerText(), operation.id).resolves.toMatch(/^curl /);
     }
     const identify = await page.locator("#identifyUser").innerText();
-    for (const placement of ["auth_token", "tracking_api_key", "in the body", "application/x-www-form-urlencoded", "application/json"]) {
+    for (const placement of [
+      "auth_token",
+      "tracking_api_key",
+      "in the body",
+      "application/x-www-form-urlencoded",
+      "application/json",
+    ]) {
       expect(identify, placement).toContain(placement);
     }
     await page.close();

@@ -51,10 +51,14 @@ describe("SIGTERM under load", () => {
     await waitFor("some load", async () => (accepted.length > 200 ? true : undefined));
 
     gateway.child.kill("SIGTERM");
-    const readiness = await waitFor("readiness to flip", async () => {
-      const response = await fetch(`${url}/readyz`).catch(() => null);
-      return response?.status === 503 ? response.status : undefined;
-    }, 2_000);
+    const readiness = await waitFor(
+      "readiness to flip",
+      async () => {
+        const response = await fetch(`${url}/readyz`).catch(() => null);
+        return response?.status === 503 ? response.status : undefined;
+      },
+      2_000,
+    );
     expect(readiness).toBe(503);
     const acceptedBeforeClose = accepted.length;
     expect(await gateway.exited).toBe(0);
@@ -62,22 +66,38 @@ describe("SIGTERM under load", () => {
     await Promise.all(lanes);
     expect(accepted.length).toBeGreaterThan(acceptedBeforeClose);
 
-    await waitFor("every accepted identify to be applied", async () => {
-      const stored = await storedIds();
-      return accepted.every((id) => stored.has(id)) ? true : undefined;
-    }, 30_000);
+    await waitFor(
+      "every accepted identify to be applied",
+      async () => {
+        const stored = await storedIds();
+        return accepted.every((id) => stored.has(id)) ? true : undefined;
+      },
+      30_000,
+    );
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
   });
 
   it("the worker finishes or hands back its jobs and exits; a new worker applies the rest", async () => {
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
+    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
+      connection: redis,
+      prefix: stack.config.queuePrefix,
+      defaultJobOptions: IDENTIFY_JOB_OPTIONS,
+    });
     try {
       const event = (n: number): IdentifyEvent => ({
-        projectId: stack.project.id, key: profileKeyForId(`w-${n}`), id: `w-${n}`, t: Date.now(), updateOnly: false, data: { n },
+        projectId: stack.project.id,
+        key: profileKeyForId(`w-${n}`),
+        id: `w-${n}`,
+        t: Date.now(),
+        updateOnly: false,
+        data: { n },
       });
-      const jobs = Array.from({ length: 80 }, (_, j) => ({ name: "identify", data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) } }));
+      const jobs = Array.from({ length: 80 }, (_, j) => ({
+        name: "identify",
+        data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) },
+      }));
       const env = childEnv(stack.config, { WORKER_CONCURRENCY: "2" });
       await queue.pause();
       await queue.addBulk(jobs);
@@ -92,7 +112,11 @@ describe("SIGTERM under load", () => {
       expect(await queue.getWaitingCount()).toBeGreaterThan(0);
 
       const second = startChild("apps/worker/dist/main.js", env);
-      await waitFor("the queue to drain", async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined), 60_000);
+      await waitFor(
+        "the queue to drain",
+        async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
+        60_000,
+      );
       second.child.kill("SIGTERM");
       expect(await second.exited).toBe(0);
       expect(await queue.getFailedCount()).toBe(0);

@@ -27,7 +27,10 @@ const nested = (levels: number) => `${'{"d":'.repeat(levels)}1${"}".repeat(level
 
 async function profile(id: string, project: TestProject = stack.project) {
   const response = await fetch(`${base}/api/v2/users/${id}`, { headers: { authorization: project.apiKey } });
-  return { status: response.status, body: response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined };
+  return {
+    status: response.status,
+    body: response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined,
+  };
 }
 
 beforeAll(async () => {
@@ -46,7 +49,11 @@ describe("values the service could not store or process", () => {
     ["a lone surrogate in the id", '{"id":"a\\ud800"}', /surrogate/],
     ["a lone surrogate in a data key", '{"id":"u","data":{"k\\udc00":1}}', /surrogate/],
     ["a lone surrogate in a data value", '{"id":"u","data":{"k":"\\ud83d"}}', /surrogate/],
-    ["a lone surrogate in a channel address", '{"id":"u","channels":[{"type":"push","address":"\\udfff"}]}', /surrogate/],
+    [
+      "a lone surrogate in a channel address",
+      '{"id":"u","channels":[{"type":"push","address":"\\udfff"}]}',
+      /surrogate/,
+    ],
   ])("refuses %s with 400 and a reason", async (_, body, reason) => {
     const reply = await track(body);
     expect(reply).toMatchObject({ status: 400, body: BAD_REQUEST });
@@ -55,7 +62,9 @@ describe("values the service could not store or process", () => {
 
   it("keeps an id past 2^53 exact when it comes as text", async () => {
     expect((await track('{"id":"9007199254740993","data":{"a":1}}')).status).toBe(200);
-    expect((await waitFor("profile", async () => (await profile("9007199254740993")).body)).id).toBe("9007199254740993");
+    expect((await waitFor("profile", async () => (await profile("9007199254740993")).body)).id).toBe(
+      "9007199254740993",
+    );
   });
 
   it("accepts a surrogate pair (an emoji), which is well-formed", async () => {
@@ -64,7 +73,8 @@ describe("values the service could not store or process", () => {
   });
 
   it("applies an identify naming a topic id past the integer range, ignoring that topic", async () => {
-    const body = '{"id":"topic-range","email":"range@example.com","preferences":{"topics":[{"id":3000000000,"status":"subscribed"}]}}';
+    const body =
+      '{"id":"topic-range","email":"range@example.com","preferences":{"topics":[{"id":3000000000,"status":"subscribed"}]}}';
     expect((await track(body)).status).toBe(200);
     expect((await waitFor("profile", async () => (await profile("topic-range")).body)).email).toBe("range@example.com");
   });
@@ -74,7 +84,9 @@ describe("values the service could not store or process", () => {
     const results = await Promise.all(
       Array.from({ length: 60 }, (_, n) =>
         n % 2 === 0
-          ? track(`{"id":"noisy-${n}","data":${nested(4_500)}}`, other.authToken).then((r) => ["other", r.status] as const)
+          ? track(`{"id":"noisy-${n}","data":${nested(4_500)}}`, other.authToken).then(
+              (r) => ["other", r.status] as const,
+            )
           : track(`{"id":"calm-${n}","data":{"n":${n}}}`).then((r) => ["ours", r.status] as const),
       ),
     );
@@ -91,8 +103,14 @@ describe("malformed requests get a 4xx, never a 500", () => {
   });
 
   it("answers 400 for a body that is not the gzip it says, and for an unknown encoding", async () => {
-    expect(await track("not gzip at all", stack.project.authToken, { "content-encoding": "gzip" })).toMatchObject({ status: 400, body: BAD_REQUEST });
-    expect(await track('{"id":"x"}', stack.project.authToken, { "content-encoding": "snappy" })).toMatchObject({ status: 400, body: BAD_REQUEST });
+    expect(await track("not gzip at all", stack.project.authToken, { "content-encoding": "gzip" })).toMatchObject({
+      status: 400,
+      body: BAD_REQUEST,
+    });
+    expect(await track('{"id":"x"}', stack.project.authToken, { "content-encoding": "snappy" })).toMatchObject({
+      status: 400,
+      body: BAD_REQUEST,
+    });
     const zipped = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
       method: "POST",
       headers: { "content-type": "application/json", "content-encoding": "gzip" },
@@ -104,11 +122,19 @@ describe("malformed requests get a 4xx, never a 500", () => {
   it("answers a 100 KB query string with 431 in the identify shape", async () => {
     const reply = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const url = new URL(base);
-      const sent = request({ host: url.hostname, port: url.port, method: "POST", path: `/api/v2/users/track?auth_token=${"x".repeat(100_000)}` }, (response) => {
-        let text = "";
-        response.on("data", (chunk: Buffer) => (text += chunk.toString()));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }));
-      });
+      const sent = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method: "POST",
+          path: `/api/v2/users/track?auth_token=${"x".repeat(100_000)}`,
+        },
+        (response) => {
+          let text = "";
+          response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+          response.on("end", () => resolve({ status: response.statusCode ?? 0, body: text }));
+        },
+      );
       sent.on("error", reject);
       sent.end("{}");
     });
@@ -136,10 +162,19 @@ describe("queue dashboard writes", () => {
   const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
     new Promise<number>((resolve, reject) => {
       const url = new URL(base);
-      const sent = request({ host: url.hostname, port: url.port, method, path: `/admin/queues/api/queues${path}`, headers: { ...admin, ...headers } }, (response) => {
-        response.resume();
-        response.on("end", () => resolve(response.statusCode ?? 0));
-      });
+      const sent = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          method,
+          path: `/admin/queues/api/queues${path}`,
+          headers: { ...admin, ...headers },
+        },
+        (response) => {
+          response.resume();
+          response.on("end", () => resolve(response.statusCode ?? 0));
+        },
+      );
       sent.on("error", reject);
       sent.end(body);
     });
@@ -147,7 +182,9 @@ describe("queue dashboard writes", () => {
   it("never adds jobs by hand, refuses cross-site and form writes, and is read-only by default", async () => {
     const job = JSON.stringify({ name: "identify", data: { events: [] } });
     expect(await send("POST", "/identify/add", { "content-type": "application/json" }, job)).toBe(403);
-    expect(await send("POST", "/identify/add", { "content-type": "application/x-www-form-urlencoded" }, "name=identify")).toBe(403);
+    expect(
+      await send("POST", "/identify/add", { "content-type": "application/x-www-form-urlencoded" }, "name=identify"),
+    ).toBe(403);
     expect(await send("PUT", "/identify/retry/failed", { origin: "https://evil.example" })).toBe(403);
     expect(await send("PUT", "/identify/retry/failed", { "sec-fetch-site": "cross-site" })).toBe(403);
     expect(await send("PUT", "/identify/retry/failed", { "content-type": "text/plain" }, "x")).toBe(403);

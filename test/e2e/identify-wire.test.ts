@@ -4,7 +4,10 @@ import { waitFor } from "../support/wait";
 
 // What real Vero clients send, beyond api.md's one documented transport (docs/integrations.md).
 
-const INVALID_TOKEN = { status: 401, message: "Invalid authentication: You must provide a valid auth_token to access this resource." };
+const INVALID_TOKEN = {
+  status: 401,
+  message: "Invalid authentication: You must provide a valid auth_token to access this resource.",
+};
 const SUCCESS = { status: 200, message: "Success." };
 
 let stack: TestStack;
@@ -59,7 +62,11 @@ describe("credential placement", () => {
   it("never stores a credential given in the body", async () => {
     const token = stack.project.authToken;
     await post("/users/track", json({ auth_token: token, id: "cred-kept-out", data: { plan: "pro" } }), JSON_TYPE);
-    await post("/users/track", `tracking_api_key=${encodeURIComponent(token)}&id=cred-kept-out&data[city]=Oslo`, FORM_TYPE);
+    await post(
+      "/users/track",
+      `tracking_api_key=${encodeURIComponent(token)}&id=cred-kept-out&data[city]=Oslo`,
+      FORM_TYPE,
+    );
     const stored = await applied("cred-kept-out", (p) => (p.data as Record<string, unknown>).city === "Oslo");
     expect(stored.data).toEqual({ plan: "pro", city: "Oslo" });
     expect(JSON.stringify(stored)).not.toContain(token);
@@ -82,7 +89,10 @@ describe("credential placement", () => {
   });
 
   it("checks the credential before the body: a bad token is 401 whatever the body, a good one gets the body's 400", async () => {
-    expect(await post("/users/track?auth_token=nope", "{not json", JSON_TYPE)).toMatchObject({ status: 401, body: INVALID_TOKEN });
+    expect(await post("/users/track?auth_token=nope", "{not json", JSON_TYPE)).toMatchObject({
+      status: 401,
+      body: INVALID_TOKEN,
+    });
     expect(await post("/users/track", "{not json", JSON_TYPE)).toMatchObject({ status: 401, body: INVALID_TOKEN });
     expect(await post(`/users/track?auth_token=${stack.project.authToken}`, "{not json", JSON_TYPE)).toMatchObject({
       status: 400,
@@ -93,7 +103,11 @@ describe("credential placement", () => {
 
 describe("paths", () => {
   it("answers with Vero's .json suffix too", async () => {
-    const reply = await post(`/users/track.json?auth_token=${stack.project.authToken}`, json({ id: "suffix-1" }), JSON_TYPE);
+    const reply = await post(
+      `/users/track.json?auth_token=${stack.project.authToken}`,
+      json({ id: "suffix-1" }),
+      JSON_TYPE,
+    );
     expect(reply).toMatchObject({ status: 200, body: SUCCESS });
     await applied("suffix-1", () => true);
     const wrongMethod = await fetch(`${base}/api/v2/users/track.json?auth_token=${stack.project.authToken}`);
@@ -106,7 +120,11 @@ describe("browsers", () => {
   it("lets a web page call identify, as Vero's browser SDK does, and adds nothing for server clients", async () => {
     const preflight = await fetch(`${base}/api/v2/users/track?tracking_api_key=x`, {
       method: "OPTIONS",
-      headers: { origin: "https://shop.example", "access-control-request-method": "POST", "access-control-request-headers": "content-type" },
+      headers: {
+        origin: "https://shop.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "content-type",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
@@ -123,7 +141,11 @@ describe("browsers", () => {
       body: json({ id: "server-1" }),
     });
     expect(fromServer.headers.get("access-control-allow-origin")).toBeNull();
-    const refused = await fetch(`${base}/api/v2/users/track?auth_token=nope`, { method: "POST", headers: { origin: "https://shop.example" }, body: "{}" });
+    const refused = await fetch(`${base}/api/v2/users/track?auth_token=nope`, {
+      method: "POST",
+      headers: { origin: "https://shop.example" },
+      body: "{}",
+    });
     expect(refused.status).toBe(401);
     expect(refused.headers.get("access-control-allow-origin")).toBe("*");
   });
@@ -138,14 +160,17 @@ describe("body encodings", () => {
       ["enc-2", "application/json; encoding=utf-8"],
       ["enc-3", "text/plain"],
     ] as const) {
-      expect(await post(`/users/track?auth_token=${token()}`, json({ id, data: { via: type } }), { "content-type": type })).toMatchObject({ status: 200 });
+      expect(
+        await post(`/users/track?auth_token=${token()}`, json({ id, data: { via: type } }), { "content-type": type }),
+      ).toMatchObject({ status: 200 });
     }
     const unlabeled = await fetch(`${base}/api/v2/users/track?auth_token=${token()}`, {
       method: "POST",
       body: new Blob([json({ id: "enc-4", data: { via: "none" } })]),
     });
     expect(unlabeled.status).toBe(200);
-    for (const id of ["enc-1", "enc-2", "enc-3", "enc-4"]) await applied(id, (p) => (p.data as { via?: string }).via !== undefined);
+    for (const id of ["enc-1", "enc-2", "enc-3", "enc-4"])
+      await applied(id, (p) => (p.data as { via?: string }).via !== undefined);
   });
 
   it("reads a form body with bracket nesting, keeping values as text", async () => {
@@ -176,7 +201,9 @@ describe("body encodings", () => {
 
   it("reads a form's data field holding a JSON object as that object", async () => {
     const data = encodeURIComponent(json({ plan: "pro", seats: 3 }));
-    expect(await post(`/users/track?auth_token=${token()}`, `id=form-2&data=${data}`, FORM_TYPE)).toMatchObject({ status: 200 });
+    expect(await post(`/users/track?auth_token=${token()}`, `id=form-2&data=${data}`, FORM_TYPE)).toMatchObject({
+      status: 200,
+    });
     expect((await applied("form-2", () => true)).data).toEqual({ plan: "pro", seats: 3 });
     const notJson = await post(`/users/track?auth_token=${token()}`, "id=form-3&data=plan%3Dpro", FORM_TYPE);
     expect(notJson).toMatchObject({ status: 400, body: { status: 400, message: "Bad Request" } });
@@ -187,7 +214,11 @@ describe("body encodings", () => {
     const malformed = await post(`/users/track?auth_token=${token()}`, "id=%E0%A4%A", FORM_TYPE);
     expect(malformed).toMatchObject({ status: 400, body: { status: 400, message: "Bad Request" } });
     expect(malformed.detail).toMatch(/percent-encoding/);
-    const large = await post(`/users/track?auth_token=${token()}`, `id=big&data[blob]=${"x".repeat(256 * 1024)}`, FORM_TYPE);
+    const large = await post(
+      `/users/track?auth_token=${token()}`,
+      `id=big&data[blob]=${"x".repeat(256 * 1024)}`,
+      FORM_TYPE,
+    );
     expect(large).toMatchObject({ status: 413, body: { status: 413, message: "Payload Too Large" } });
   });
 });
@@ -198,22 +229,34 @@ describe("shapes real clients send", () => {
   it("reads one channel given as an object as that channel", async () => {
     const channel = { address: "token-9", device: "Mi", platform: "android", type: "push" };
     expect(await track({ id: "shape-1", channels: channel })).toMatchObject({ status: 200 });
-    expect((await applied("shape-1", () => true)).channels).toEqual([{ type: "push", address: "token-9", platform: "android" }]);
+    expect((await applied("shape-1", () => true)).channels).toEqual([
+      { type: "push", address: "token-9", platform: "android" },
+    ]);
   });
 
   it("keys id: null with an email by the email, and changes no data for data: null", async () => {
-    expect(await track({ id: null, email: "nullid@example.com", data: { plan: "pro" } })).toMatchObject({ status: 200 });
+    expect(await track({ id: null, email: "nullid@example.com", data: { plan: "pro" } })).toMatchObject({
+      status: 200,
+    });
     await applied("nullid@example.com", () => true);
-    expect(await track({ id: "nullid@example.com", data: null, development_mode: true, phone_number: "+61412345678" })).toMatchObject({
+    expect(
+      await track({ id: "nullid@example.com", data: null, development_mode: true, phone_number: "+61412345678" }),
+    ).toMatchObject({
       status: 200,
     });
     const stored = await applied("nullid@example.com", (p) => p.phone_number !== null);
-    expect(stored).toMatchObject({ id: "nullid@example.com", email: "nullid@example.com", phone_number: "+61412345678", data: { plan: "pro" } });
+    expect(stored).toMatchObject({
+      id: "nullid@example.com",
+      email: "nullid@example.com",
+      phone_number: "+61412345678",
+      data: { plan: "pro" },
+    });
     expect(await track({ id: null })).toMatchObject({ status: 400 });
   });
 
   it("keeps phone_number last-writer-wins like email", async () => {
-    const at = (iso: string, phone: string) => track({ id: "phone-1", phone_number: phone, extras: { created_at: iso } });
+    const at = (iso: string, phone: string) =>
+      track({ id: "phone-1", phone_number: phone, extras: { created_at: iso } });
     await at("2026-01-02T00:00:00Z", "+15550002");
     await at("2026-01-01T00:00:00Z", "+15550001");
     await at("2026-01-01T12:00:00Z", "+15550003");
@@ -234,7 +277,8 @@ describe("one identity space", () => {
     expect(await track({ id: "one@example.com", data: { second: 2 } })).toMatchObject({ status: 200 });
     const stored = await applied("one@example.com", (p) => (p.data as { second?: number }).second === 2);
     expect(stored).toMatchObject({ id: "one@example.com", email: "one@example.com", data: { first: 1, second: 2 } });
-    const rows = await stack.db.sql`SELECT key FROM profiles WHERE project_id = ${stack.project.id} AND key LIKE '%one@example.com'`;
+    const rows = await stack.db
+      .sql`SELECT key FROM profiles WHERE project_id = ${stack.project.id} AND key LIKE '%one@example.com'`;
     expect(rows.map((r) => r.key)).toEqual(["i:one@example.com"]);
   });
 });

@@ -66,7 +66,10 @@ describe("POST /api/v2/users/track", () => {
 
   it("refuses a missing or invalid auth_token with 401 and the contract's message", async () => {
     for (const token of ["", "nope", "cmt_1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", stack.project.apiKey]) {
-      expect(await track({ id: "x" }, token)).toMatchObject({ status: 401, body: { status: 401, message: INVALID_TOKEN_MESSAGE } });
+      expect(await track({ id: "x" }, token)).toMatchObject({
+        status: 401,
+        body: { status: 401, message: INVALID_TOKEN_MESSAGE },
+      });
     }
     const noToken = await fetch(`${base}/api/v2/users/track`, { method: "POST", body: "{}" });
     expect(noToken.status).toBe(401);
@@ -82,7 +85,10 @@ describe("POST /api/v2/users/track", () => {
     ["a channel without address", { id: "u", channels: [{ type: "push" }] }],
     ["a channel without type", { id: "u", channels: [{ address: "x" }] }],
     ["created_at that is not a timestamp", { id: "u", extras: { created_at: "last tuesday" } }],
-    ["created_at far in the future", { id: "u", extras: { created_at: new Date(Date.now() + 3_600_000).toISOString() } }],
+    [
+      "created_at far in the future",
+      { id: "u", extras: { created_at: new Date(Date.now() + 3_600_000).toISOString() } },
+    ],
     ["update_only that is not true/false", { id: "u", extras: { update_only: "yes" } }],
     ["a topic choice without id", { id: "u", preferences: { topics: [{ status: "subscribed" }] } }],
     ["a topic choice with another status", { id: "u", preferences: { topics: [{ id: 1, status: "maybe" }] } }],
@@ -107,7 +113,10 @@ describe("POST /api/v2/users/track", () => {
       ["PUT", "/api/v2/users/track"],
       ["POST", "/api/v2/users"],
     ] as const) {
-      const response = await fetch(`${base}${path}?auth_token=${stack.project.authToken}`, { method, body: method === "GET" ? undefined : "{}" });
+      const response = await fetch(`${base}${path}?auth_token=${stack.project.authToken}`, {
+        method,
+        body: method === "GET" ? undefined : "{}",
+      });
       expect(response.status, `${method} ${path}`).toBe(404);
       expect(await response.json()).toEqual({ status: 404, message: "The resource doesn't exist" });
     }
@@ -126,7 +135,10 @@ describe("update_only", () => {
     expect((await track({ id: "existing", data: { plan: "free" } })).status).toBe(200);
     await waitFor("profile", () => readProfile("existing"));
     expect((await track({ id: "existing", data: { plan: "pro" }, extras: { update_only: "true" } })).status).toBe(200);
-    await waitFor("update", async () => ((await readProfile("existing"))?.data as { plan?: string }).plan === "pro" || undefined);
+    await waitFor(
+      "update",
+      async () => ((await readProfile("existing"))?.data as { plan?: string }).plan === "pro" || undefined,
+    );
   });
 });
 

@@ -15,7 +15,11 @@ let gateway: RunningGateway;
 let otherProject: TestProject;
 let sampleId: number;
 
-async function get(path: string, headers: Record<string, string> = { authorization: stack.project.apiKey }, base = gateway.url) {
+async function get(
+  path: string,
+  headers: Record<string, string> = { authorization: stack.project.apiKey },
+  base = gateway.url,
+) {
   const response = await fetch(`${base}/api/v2${path}`, { headers });
   return {
     status: response.status,
@@ -69,7 +73,14 @@ describe("GET /api/v2/journeys/:id", () => {
         {
           id: delay,
           type: "delay",
-          delay: { duration: 1.5, duration_unit: "days", delivery_option: 2, delay_property: "trial_ends_at", property_type: "date", preferred_delivery_time: "09:30" },
+          delay: {
+            duration: 1.5,
+            duration_unit: "days",
+            delivery_option: 2,
+            delay_property: "trial_ends_at",
+            property_type: "date",
+            preferred_delivery_time: "09:30",
+          },
         },
         {
           id: email,
@@ -80,24 +91,62 @@ describe("GET /api/v2/journeys/:id", () => {
             from: "hello@example.com",
             reply_to: "support@example.com",
             contents: [
-              { id: expect.any(Number), locale: "de", is_default: true, subject: "Subject de 4", preheader_text: "Preheader de 4" },
-              { id: expect.any(Number), locale: "en", is_default: false, subject: "Subject en 5", preheader_text: "Preheader en 5" },
-              { id: expect.any(Number), locale: "en-GB", is_default: false, subject: "Subject en-GB 3", preheader_text: "Preheader en-GB 3" },
-              { id: expect.any(Number), locale: "fr", is_default: false, subject: "Subject fr 1", preheader_text: "Preheader fr 1" },
-              { id: expect.any(Number), locale: null, is_default: false, subject: "Subject any 2", preheader_text: "Preheader any 2" },
+              {
+                id: expect.any(Number),
+                locale: "de",
+                is_default: true,
+                subject: "Subject de 4",
+                preheader_text: "Preheader de 4",
+              },
+              {
+                id: expect.any(Number),
+                locale: "en",
+                is_default: false,
+                subject: "Subject en 5",
+                preheader_text: "Preheader en 5",
+              },
+              {
+                id: expect.any(Number),
+                locale: "en-GB",
+                is_default: false,
+                subject: "Subject en-GB 3",
+                preheader_text: "Preheader en-GB 3",
+              },
+              {
+                id: expect.any(Number),
+                locale: "fr",
+                is_default: false,
+                subject: "Subject fr 1",
+                preheader_text: "Preheader fr 1",
+              },
+              {
+                id: expect.any(Number),
+                locale: null,
+                is_default: false,
+                subject: "Subject any 2",
+                preheader_text: "Preheader any 2",
+              },
             ],
           },
         },
         {
           id: branch,
           type: "branch",
-          conditions: { combinator: "or", groups: [{ combinator: "and", rules: [{ property: "plan", operator: "eq", value: "pro" }] }] },
+          conditions: {
+            combinator: "or",
+            groups: [{ combinator: "and", rules: [{ property: "plan", operator: "eq", value: "pro" }] }],
+          },
         },
         {
           id: sms,
           type: "sms",
           title: "Reminder",
-          message: { id: expect.any(Number), from: null, reply_to: null, contents: [expect.objectContaining({ locale: "en", is_default: true })] },
+          message: {
+            id: expect.any(Number),
+            from: null,
+            reply_to: null,
+            contents: [expect.objectContaining({ locale: "en", is_default: true })],
+          },
         },
         {
           id: push,
@@ -107,7 +156,10 @@ describe("GET /api/v2/journeys/:id", () => {
             id: expect.any(Number),
             from: null,
             reply_to: null,
-            contents: [expect.objectContaining({ locale: "en", is_default: true }), expect.objectContaining({ locale: "es", is_default: false })],
+            contents: [
+              expect.objectContaining({ locale: "en", is_default: true }),
+              expect.objectContaining({ locale: "es", is_default: false }),
+            ],
           },
         },
         { id: exit, type: "exit" },
@@ -131,7 +183,10 @@ describe("GET /api/v2/journeys/:id", () => {
 
   it("orders contents with the same locale by id", async () => {
     const file = sampleJourney();
-    const email = file.nodes.find((node) => node.type === "email") as Extract<(typeof file.nodes)[number], { type: "email" }>;
+    const email = file.nodes.find((node) => node.type === "email") as Extract<
+      (typeof file.nodes)[number],
+      { type: "email" }
+    >;
     email.message.contents = [
       { locale: null, is_default: false, subject: "second", preheader_text: "" },
       { locale: "en", is_default: true, subject: "default", preheader_text: "" },
@@ -143,7 +198,11 @@ describe("GET /api/v2/journeys/:id", () => {
   });
 
   it("omits event_name for a trigger that is not an event, and returns a null description", async () => {
-    const id = await storeJourney(stack.db.sql, stack.project.id, sampleJourney({ trigger: { type: "segment" }, description: null }));
+    const id = await storeJourney(
+      stack.db.sql,
+      stack.project.id,
+      sampleJourney({ trigger: { type: "segment" }, description: null }),
+    );
     const { body } = await get(`/journeys/${id}`);
     expect(body.trigger).toEqual({ type: "segment" });
     expect(body.description).toBeNull();
@@ -161,7 +220,12 @@ describe("GET /api/v2/journeys/:id", () => {
     for (const id of ["999999", "abc", "1.5", "-1", "0", "01", "2147483648", "99999999999999999999", `${othersId}`]) {
       for (const path of [`/journeys/${id}`, `/journeys/${id}/messages`]) {
         const reply = await get(path);
-        expect({ path, status: reply.status, body: reply.body, revision: reply.revision }).toEqual({ path, status: 404, body: { error: "not_found" }, revision: "2023-01-01" });
+        expect({ path, status: reply.status, body: reply.body, revision: reply.revision }).toEqual({
+          path,
+          status: 404,
+          body: { error: "not_found" },
+          revision: "2023-01-01",
+        });
       }
     }
     expect((await get(`/journeys/${othersId}`, { authorization: otherProject.apiKey })).status).toBe(200);
@@ -213,23 +277,39 @@ describe("bodies and audience", () => {
   });
 
   it("the leak check itself finds a planted key or text", () => {
-    expect(leaks({ nodes: [{ message: { contents: [{ body: {} }] } }] })).toEqual(["$.nodes.0.message.contents.0.body is a forbidden key"]);
+    expect(leaks({ nodes: [{ message: { contents: [{ body: {} }] } }] })).toEqual([
+      "$.nodes.0.message.contents.0.body is a forbidden key",
+    ]);
     expect(leaks([{ subject: `x ${SECRET}` }])).toEqual(["$.0.subject holds stored body or audience text"]);
   });
 });
 
 describe("authentication and revision", () => {
   it("accepts the raw key and the Bearer form", async () => {
-    for (const authorization of [stack.project.apiKey, `Bearer ${stack.project.apiKey}`, `bearer ${stack.project.apiKey}`]) {
+    for (const authorization of [
+      stack.project.apiKey,
+      `Bearer ${stack.project.apiKey}`,
+      `bearer ${stack.project.apiKey}`,
+    ]) {
       expect((await get(`/journeys/${sampleId}`, { authorization })).status).toBe(200);
     }
   });
 
   it("answers 401 unauthorized without a valid API key", async () => {
-    const cases: Record<string, string>[] = [{}, { authorization: "" }, { authorization: "Bearer " }, { authorization: "nope" }, { authorization: stack.project.authToken }];
+    const cases: Record<string, string>[] = [
+      {},
+      { authorization: "" },
+      { authorization: "Bearer " },
+      { authorization: "nope" },
+      { authorization: stack.project.authToken },
+    ];
     for (const headers of cases) {
       for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`, "/journeys/abc"]) {
-        expect(await get(path, headers)).toMatchObject({ status: 401, body: { error: "unauthorized" }, revision: "2023-01-01" });
+        expect(await get(path, headers)).toMatchObject({
+          status: 401,
+          body: { error: "unauthorized" },
+          revision: "2023-01-01",
+        });
       }
     }
   });
@@ -237,7 +317,11 @@ describe("authentication and revision", () => {
   it("answers 403 forbidden without campaign:read", async () => {
     const key = await stack.project.keyWith(["campaign:write", "profile:read"]);
     for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`]) {
-      expect(await get(path, { authorization: key })).toMatchObject({ status: 403, body: { error: "forbidden" }, revision: "2023-01-01" });
+      expect(await get(path, { authorization: key })).toMatchObject({
+        status: 403,
+        body: { error: "forbidden" },
+        revision: "2023-01-01",
+      });
     }
     const readOnly = await stack.project.keyWith(["campaign:read"]);
     expect((await get(`/journeys/${sampleId}`, { authorization: readOnly })).status).toBe(200);
@@ -249,7 +333,12 @@ describe("authentication and revision", () => {
     try {
       for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`]) {
         const reply = await get(path, { authorization: stack.project.apiKey }, urlOf(server));
-        expect(reply).toMatchObject({ status: 503, body: { error: "unavailable" }, retryAfter: expect.stringMatching(/^\d+$/), revision: "2023-01-01" });
+        expect(reply).toMatchObject({
+          status: 503,
+          body: { error: "unavailable" },
+          retryAfter: expect.stringMatching(/^\d+$/),
+          revision: "2023-01-01",
+        });
       }
     } finally {
       server.close();
@@ -260,13 +349,19 @@ describe("authentication and revision", () => {
     const key = { authorization: stack.project.apiKey };
     for (const path of [`/journeys/${sampleId}`, `/journeys/${sampleId}/messages`]) {
       expect(await get(path, key)).toMatchObject({ status: 200, revision: "2023-01-01" });
-      expect(await get(path, { ...key, revision: "2025-06-30" })).toMatchObject({ status: 200, revision: "2023-01-01" });
+      expect(await get(path, { ...key, revision: "2025-06-30" })).toMatchObject({
+        status: 200,
+        revision: "2023-01-01",
+      });
       for (const revision of ["yesterday", "2025-13-01", "2025-6-30", "1999-12-31"]) {
         const reply = await get(path, { ...key, revision });
         expect(reply).toMatchObject({ status: 400, revision: "2023-01-01" });
         // The key is checked first (api.md: a missing credential gives 401), and the answer still names a revision.
         expect(await get(path, { revision })).toMatchObject({ status: 401, revision: "2023-01-01" });
-        expect(reply.body.errors[0]).toMatchObject({ message: expect.stringContaining("revision"), path: "header.revision" });
+        expect(reply.body.errors[0]).toMatchObject({
+          message: expect.stringContaining("revision"),
+          path: "header.revision",
+        });
       }
     }
   });

@@ -34,7 +34,11 @@ describe("npm start (the launcher)", () => {
     const env = childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }));
     const launcher = startChild("apps/ctl/dist/launcher.js", env, [], false);
     try {
-      const output = await waitFor("demo credentials", async () => (/api_key[^:]*: (cmk_\S+)/.test(launcher.output()) ? launcher.output() : undefined), 45_000);
+      const output = await waitFor(
+        "demo credentials",
+        async () => (/api_key[^:]*: (cmk_\S+)/.test(launcher.output()) ? launcher.output() : undefined),
+        45_000,
+      );
       expect(output).toMatch(/migrations applied: 001_projects_and_credentials\.sql/);
       expect(output).toContain(`http://127.0.0.1:${port}/api/v2`);
       const authToken = /auth_token[^:]*: (cmt_\S+)/.exec(output)?.[1];
@@ -47,11 +51,15 @@ describe("npm start (the launcher)", () => {
       });
       expect(await tracked.json()).toEqual({ status: 200, message: "Success." });
       const profile = await waitFor("the worker to apply it", async () => {
-        const response = await fetch(`http://127.0.0.1:${port}/api/v2/users/launch-user`, { headers: { authorization: `Bearer ${apiKey}` } });
+        const response = await fetch(`http://127.0.0.1:${port}/api/v2/users/launch-user`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
         return response.status === 200 ? response.json() : undefined;
       });
       expect(profile).toMatchObject({ id: "launch-user", data: { tried: true } });
-      const demoProfile = await fetch(`http://127.0.0.1:${port}/api/v2/users/demo-user-0001`, { headers: { authorization: `${apiKey}` } });
+      const demoProfile = await fetch(`http://127.0.0.1:${port}/api/v2/users/demo-user-0001`, {
+        headers: { authorization: `${apiKey}` },
+      });
       expect(demoProfile.status).toBe(200);
     } finally {
       launcher.child.kill("SIGINT");

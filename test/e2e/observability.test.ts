@@ -36,8 +36,18 @@ describe("gateway /metrics", () => {
     const { status, body, headers } = await text(`${base}/metrics`);
     expect(status).toBe(200);
     expect(headers.get("content-type")).toMatch(/text\/plain/);
-    expect(metricValue(body, /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="200"\}/)).toBeGreaterThanOrEqual(1);
-    expect(metricValue(body, /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="401"\}/)).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(
+        body,
+        /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="200"\}/,
+      ),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      metricValue(
+        body,
+        /^http_request_duration_seconds_count\{method="POST",route="\/api\/v2\/users\/track",status="401"\}/,
+      ),
+    ).toBeGreaterThanOrEqual(1);
     expect(metricValue(body, /^identify_enqueue_batch_size_count/)).toBeGreaterThanOrEqual(1);
     expect(body).toMatch(/^bullmq_queue_jobs\{queue="identify",state="waiting"\} \d+/m);
     expect(body).toMatch(/^bullmq_queue_jobs\{queue="topic-fanout",state="failed"\} \d+/m);
@@ -47,11 +57,18 @@ describe("gateway /metrics", () => {
 
 describe("request ids", () => {
   const track = (authToken: string, headers: Record<string, string> = {}) =>
-    fetch(`${base}/api/v2/users/track?auth_token=${authToken}`, { method: "POST", headers, body: JSON.stringify({ id: "request-id-user" }) });
+    fetch(`${base}/api/v2/users/track?auth_token=${authToken}`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ id: "request-id-user" }),
+    });
 
   it("names error answers by the proxy's request id, or by one made for them", async () => {
     expect((await track("wrong", { "x-request-id": "proxy-id-42" })).headers.get("x-request-id")).toBe("proxy-id-42");
-    const made = [(await track("wrong")).headers.get("x-request-id"), (await track("wrong")).headers.get("x-request-id")];
+    const made = [
+      (await track("wrong")).headers.get("x-request-id"),
+      (await track("wrong")).headers.get("x-request-id"),
+    ];
     expect(made).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/), expect.stringMatching(/^[0-9a-f-]{36}$/)]);
     expect(made[0]).not.toBe(made[1]);
   });
@@ -77,7 +94,11 @@ describe("worker probes and /metrics", () => {
 
   it("reports fan-out progress per topic", async () => {
     const topic = await stack.project.topic("Progress", "subscribed");
-    await waitFor("the profile", async () => ((await text(`${base}/api/v2/users/metrics-user`, { authorization: stack.project.apiKey })).status === 200 ? true : undefined));
+    await waitFor("the profile", async () =>
+      (await text(`${base}/api/v2/users/metrics-user`, { authorization: stack.project.apiKey })).status === 200
+        ? true
+        : undefined,
+    );
     const patched = await fetch(`${base}/api/v2/topics/${topic}`, {
       method: "PATCH",
       headers: { authorization: `Bearer ${stack.project.apiKey}`, "content-type": "application/json" },
@@ -86,14 +107,20 @@ describe("worker probes and /metrics", () => {
     expect(patched.status).toBe(200);
     await waitFor("fan-out progress", async () => {
       const { body } = await text(`${worker.healthUrl}/metrics`);
-      return metricValue(body, new RegExp(`^topic_fanout_profiles_total\\{topic="${topic}"\\} `)) >= 1 ? true : undefined;
+      return metricValue(body, new RegExp(`^topic_fanout_profiles_total\\{topic="${topic}"\\} `)) >= 1
+        ? true
+        : undefined;
     });
   });
 });
 
 describe("queue dashboard /admin/queues", () => {
   it("refuses requests without the admin token", async () => {
-    for (const headers of [{}, { authorization: "Bearer not-the-token" }, { authorization: `Bearer ${stack.project.apiKey}` }]) {
+    for (const headers of [
+      {},
+      { authorization: "Bearer not-the-token" },
+      { authorization: `Bearer ${stack.project.apiKey}` },
+    ]) {
       const reply = await text(`${base}/admin/queues`, headers);
       expect(reply.status).toBe(401);
       expect(reply.headers.get("www-authenticate")).toMatch(/Basic/);
@@ -108,6 +135,10 @@ describe("queue dashboard /admin/queues", () => {
     const basic = Buffer.from(`admin:${ADMIN_TOKEN}`).toString("base64");
     const api = await text(`${base}/admin/queues/api/queues`, { authorization: `Basic ${basic}` });
     expect(api.status).toBe(200);
-    expect(JSON.parse(api.body).queues.map((q: { name: string }) => q.name).sort()).toEqual(["identify", "topic-fanout"]);
+    expect(
+      JSON.parse(api.body)
+        .queues.map((q: { name: string }) => q.name)
+        .sort(),
+    ).toEqual(["identify", "topic-fanout"]);
   });
 });

@@ -9,7 +9,15 @@ import { waitFor } from "../support/wait";
 interface OpenApi {
   paths: Record<
     string,
-    Record<string, { responses: Record<string, { content?: { "application/json": { schema: object } }; headers?: Record<string, { schema: object }> }> }>
+    Record<
+      string,
+      {
+        responses: Record<
+          string,
+          { content?: { "application/json": { schema: object } }; headers?: Record<string, { schema: object }> }
+        >;
+      }
+    >
   >;
   components: object;
 }
@@ -31,7 +39,11 @@ function template(path: string): string {
 }
 
 /** Sends a request and checks its answer against the document: the status, the headers it names, and the body schema. */
-async function call(method: string, path: string, init: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {}) {
+async function call(
+  method: string,
+  path: string,
+  init: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { "content-type": "application/json", ...init.headers };
   const key = init.key === undefined ? stack.project.apiKey : init.key;
   if (key !== null) headers.authorization = `Bearer ${key}`;
@@ -48,10 +60,16 @@ async function call(method: string, path: string, init: { body?: unknown; key?: 
   const schema = documented!.content?.["application/json"].schema;
   expect(schema, `${method} ${path} → ${response.status} has a body schema`).toBeDefined();
   const validate = ajv.compile({ ...schema, components: document.components });
-  expect(validate(body), `${method} ${path} → ${response.status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`).toBe(true);
+  expect(
+    validate(body),
+    `${method} ${path} → ${response.status}: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`,
+  ).toBe(true);
   for (const [name, header] of Object.entries(documented!.headers ?? {})) {
     const value = response.headers.get(name);
-    expect(value !== null && ajv.validate(header.schema, value), `${method} ${path} → ${response.status} sends a valid ${name} header: ${value}`).toBe(true);
+    expect(
+      value !== null && ajv.validate(header.schema, value),
+      `${method} ${path} → ${response.status} sends a valid ${name} header: ${value}`,
+    ).toBe(true);
   }
   seen.push(`${method.toLowerCase()} ${template(path)} ${response.status}`);
   return { status: response.status, body };
@@ -81,8 +99,12 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect((await call("POST", "/api/v2/users/track.json", { body: inBody, key: null })).status).toBe(200);
     const form = `auth_token=${encodeURIComponent(stack.project.authToken)}&id=doc-user-3&data[plan]=pro`;
     const formHeaders = { "content-type": "application/x-www-form-urlencoded" };
-    expect((await call("POST", "/api/v2/users/track.json", { body: form, key: null, headers: formHeaders })).status).toBe(200);
-    expect((await call("POST", "/api/v2/users/track.json", { body: "id=x", key: null, headers: formHeaders })).status).toBe(401);
+    expect(
+      (await call("POST", "/api/v2/users/track.json", { body: form, key: null, headers: formHeaders })).status,
+    ).toBe(200);
+    expect(
+      (await call("POST", "/api/v2/users/track.json", { body: "id=x", key: null, headers: formHeaders })).status,
+    ).toBe(401);
   });
 
   it("shows a request example for every operation", () => {
@@ -96,7 +118,12 @@ describe("real responses conform to /api/v2/openapi.json", () => {
 
   it("profile read", async () => {
     await stack.project.topic("Docs");
-    await waitFor("profile", async () => ((await fetch(`${base}/api/v2/users/doc-user`, { headers: { authorization: stack.project.apiKey } })).status === 200 ? true : undefined));
+    await waitFor("profile", async () =>
+      (await fetch(`${base}/api/v2/users/doc-user`, { headers: { authorization: stack.project.apiKey } })).status ===
+      200
+        ? true
+        : undefined,
+    );
     expect((await call("GET", "/api/v2/users/doc-user")).status).toBe(200);
     expect((await call("GET", "/api/v2/users/nobody")).status).toBe(404);
     expect((await call("GET", "/api/v2/users/doc-user", { key: null })).status).toBe(401);
@@ -109,13 +136,28 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect(created.status).toBe(201);
     expect((await call("POST", "/api/v2/topics", { body: { name: "weekly" } })).status).toBe(409);
     expect((await call("POST", "/api/v2/topics", { body: { name: "" } })).status).toBe(422);
-    expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: { description: null, default_status: "unsubscribed" } })).status).toBe(200);
+    expect(
+      (
+        await call("PATCH", `/api/v2/topics/${created.body.id}`, {
+          body: { description: null, default_status: "unsubscribed" },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: {} })).status).toBe(422);
     expect((await call("PATCH", "/api/v2/topics/999999", { body: { name: "x" } })).status).toBe(404);
-    expect((await call("PATCH", `/api/v2/topics/${created.body.id}`, { body: { name: "x" }, key: await stack.project.keyWith(["campaign:read"]) })).status).toBe(403);
+    expect(
+      (
+        await call("PATCH", `/api/v2/topics/${created.body.id}`, {
+          body: { name: "x" },
+          key: await stack.project.keyWith(["campaign:read"]),
+        })
+      ).status,
+    ).toBe(403);
     const page = await call("GET", "/api/v2/topics?limit=1");
     expect(page.status).toBe(200);
-    expect((await call("GET", `/api/v2/topics?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`)).status).toBe(200);
+    expect(
+      (await call("GET", `/api/v2/topics?limit=1&cursor=${encodeURIComponent(page.body.next_cursor)}`)).status,
+    ).toBe(200);
     expect((await call("GET", "/api/v2/topics?limit=0")).status).toBe(422);
   });
 

@@ -75,7 +75,9 @@ describe("Redis unreachable at enqueue", () => {
     expect(ready.status).toBe(503);
 
     await redisProxy.restore();
-    await waitFor("identify accepted again", async () => ((await track({ id: "after-outage" })).status === 200 ? true : undefined));
+    await waitFor("identify accepted again", async () =>
+      (await track({ id: "after-outage" })).status === 200 ? true : undefined,
+    );
     const queued = await queuedEventIds();
     expect(queued).toContain("before-outage");
     expect(queued).toContain("after-outage");

@@ -22,7 +22,9 @@ beforeAll(async () => {
     body: JSON.stringify({ id: "reader-1", email: "r@example.com", data: { plan: "pro" } }),
   });
   expect(response.status).toBe(200);
-  await waitFor("profile", async () => ((await read("reader-1", stack.project.apiKey)).status === 200 ? true : undefined));
+  await waitFor("profile", async () =>
+    (await read("reader-1", stack.project.apiKey)).status === 200 ? true : undefined,
+  );
 });
 afterAll(() => stack.close());
 
@@ -53,7 +55,10 @@ describe("GET /api/v2/users/:id", () => {
   it("answers 401 without a valid key and 403 without profile:read", async () => {
     expect(await read("reader-1")).toMatchObject({ status: 401, body: { error: "unauthorized" } });
     expect(await read("reader-1", "Bearer nope")).toMatchObject({ status: 401, body: { error: "unauthorized" } });
-    expect(await read("reader-1", stack.project.authToken)).toMatchObject({ status: 401, body: { error: "unauthorized" } });
+    expect(await read("reader-1", stack.project.authToken)).toMatchObject({
+      status: 401,
+      body: { error: "unauthorized" },
+    });
     const readOnly = await stack.project.keyWith(["campaign:read"]);
     expect(await read("reader-1", readOnly)).toMatchObject({ status: 403, body: { error: "forbidden" } });
   });
@@ -65,7 +70,10 @@ describe("GET /api/v2/users/:id", () => {
   });
 
   it("validates the revision header", async () => {
-    expect(await read("reader-1", stack.project.apiKey, { revision: "2025-06-01" })).toMatchObject({ status: 200, revision: "2023-01-01" });
+    expect(await read("reader-1", stack.project.apiKey, { revision: "2025-06-01" })).toMatchObject({
+      status: 200,
+      revision: "2023-01-01",
+    });
     const malformed = await read("reader-1", stack.project.apiKey, { revision: "June 2025" });
     expect(malformed.status).toBe(400);
     expect(malformed.body.errors[0].message).toMatch(/revision/);

@@ -44,7 +44,9 @@ describe("per-project rate limits", () => {
   it("lets a project send its burst across all gateways, then answers 429 with Retry-After", async () => {
     // All at once, so that the bucket barely refills while they arrive, however busy the machine.
     const replies = await Promise.all(
-      Array.from({ length: 3 * RATE }, (_, n) => track(n % 2 === 0 ? first.url : second.url, stack.project.authToken, `limited-${n}`)),
+      Array.from({ length: 3 * RATE }, (_, n) =>
+        track(n % 2 === 0 ? first.url : second.url, stack.project.authToken, `limited-${n}`),
+      ),
     );
     const accepted = replies.filter((r) => r.status === 200).length;
     // The burst, plus what refilled while the requests were sent.

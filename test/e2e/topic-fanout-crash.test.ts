@@ -42,12 +42,20 @@ describe("a worker killed mid fan-out", () => {
 
     const second = startChild("apps/worker/dist/main.js", env);
     try {
-      const fanout = await waitFor("the fan-out to finish", async () => {
-        const row = await fanoutOf(db.sql, topicId);
-        return row?.finished ? row : undefined;
-      }, 30_000);
+      const fanout = await waitFor(
+        "the fan-out to finish",
+        async () => {
+          const row = await fanoutOf(db.sql, topicId);
+          return row?.finished ? row : undefined;
+        },
+        30_000,
+      );
       // Six chunks in all: the two the first worker committed were not done again.
-      expect(fanout).toMatchObject({ generation: 1, chunks: 6, profiles_updated: PROFILES - PROFILES / EXPLICIT_EVERY });
+      expect(fanout).toMatchObject({
+        generation: 1,
+        chunks: 6,
+        profiles_updated: PROFILES - PROFILES / EXPLICIT_EVERY,
+      });
     } finally {
       second.child.kill("SIGTERM");
       expect(await second.exited).toBe(0);

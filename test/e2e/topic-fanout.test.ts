@@ -46,7 +46,9 @@ const finished = (topicId: number, generation = 1) =>
 /** Waits until the fan-out has done `chunks` chunks and waits for the locked profile. */
 const blockedAfter = (topicId: number, chunks: number) =>
   waitFor("the fan-out to reach the locked profile", async () =>
-    (await fanoutOf(stack.db.sql, topicId))?.chunks === chunks && (await lockWaiters(stack.db.sql)) > 0 ? true : undefined,
+    (await fanoutOf(stack.db.sql, topicId))?.chunks === chunks && (await lockWaiters(stack.db.sql)) > 0
+      ? true
+      : undefined,
   );
 
 /** A project of its own per test, with PROFILES profiles; every tenth chose "subscribed" explicitly. */
@@ -71,13 +73,20 @@ describe("fan-out of a default change", () => {
     const reply = await changeDefault(project, topicId, "unsubscribed");
     expect(reply).toMatchObject({ status: 200, body: { default_status: "unsubscribed" } });
     // Readers resolve the default when they read: the change shows at once, fan-out or not.
-    expect(await topicOf(project, seededId(20_001), topicId)).toMatchObject({ status: "unsubscribed", source: "default" });
+    expect(await topicOf(project, seededId(20_001), topicId)).toMatchObject({
+      status: "unsubscribed",
+      source: "default",
+    });
 
     await blockedAfter(topicId, 2);
     // New profiles behind the fan-out's position ("i:a…") and ahead of it ("i:z…").
     await track(project, { id: "a-late" });
     await track(project, { id: "z-late" });
-    await waitFor("the new profiles", async () => ((await topicOf(project, "z-late", topicId)) && (await topicOf(project, "a-late", topicId))) || undefined);
+    await waitFor(
+      "the new profiles",
+      async () =>
+        ((await topicOf(project, "z-late", topicId)) && (await topicOf(project, "a-late", topicId))) || undefined,
+    );
     await release();
     const fanout = await finished(topicId);
 
@@ -102,7 +111,8 @@ describe("fan-out of a default change", () => {
 
     // Behind the fan-out (already given the default), in the waiting chunk, and ahead of it.
     const choosers = [seededId(3), seededId(12_003), seededId(21_003)];
-    for (const id of choosers) await track(project, { id, preferences: { topics: [{ id: topicId, status: "subscribed" }] } });
+    for (const id of choosers)
+      await track(project, { id, preferences: { topics: [{ id: topicId, status: "subscribed" }] } });
     await waitFor("the choices to be applied", async () => {
       const topics = await Promise.all(choosers.map((id) => topicOf(project, id, topicId)));
       return topics.every((topic) => topic?.source === "explicit") || undefined;
@@ -111,7 +121,12 @@ describe("fan-out of a default change", () => {
     await finished(topicId);
 
     for (const id of choosers) {
-      expect(await topicOf(project, id, topicId), id).toEqual({ id: topicId, name: "News", status: "subscribed", source: "explicit" });
+      expect(await topicOf(project, id, topicId), id).toEqual({
+        id: topicId,
+        name: "News",
+        status: "subscribed",
+        source: "explicit",
+      });
     }
     const [ahead] = await stack.db.sql`
       SELECT topic_defaults ? ${String(topicId)} AS "hasDefault" FROM profiles WHERE project_id = ${project.id} AND key = ${`i:${seededId(21_003)}`}`;

@@ -16,7 +16,11 @@ interface Reply {
   headers: Headers;
 }
 
-async function call(method: string, path: string, options: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {}): Promise<Reply> {
+async function call(
+  method: string,
+  path: string,
+  options: { body?: unknown; key?: string | null; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const key = options.key === undefined ? stack.project.apiKey : options.key;
   const response = await fetch(`${base}/api/v2${path}`, {
     method,
@@ -25,14 +29,22 @@ async function call(method: string, path: string, options: { body?: unknown; key
       ...(key === null ? {} : { authorization: `Bearer ${key}` }),
       ...options.headers,
     },
-    body: options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body),
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === "string"
+          ? options.body
+          : JSON.stringify(options.body),
   });
   const text = await response.text();
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text), headers: response.headers };
 }
 
-const patch = (id: number | string, body: unknown, options: { key?: string | null; headers?: Record<string, string> } = {}) =>
-  call("PATCH", `/topics/${id}`, { ...options, body });
+const patch = (
+  id: number | string,
+  body: unknown,
+  options: { key?: string | null; headers?: Record<string, string> } = {},
+) => call("PATCH", `/topics/${id}`, { ...options, body });
 
 let topicCount = 0;
 async function newTopic(defaultStatus: "subscribed" | "unsubscribed" = "subscribed"): Promise<number> {
@@ -63,7 +75,11 @@ describe("PATCH /api/v2/topics/{id}", () => {
     expect(reply.headers.get("revision")).toBe("2023-01-01");
 
     const second = await patch(id, { default_status: "unsubscribed" });
-    expect(second.body).toMatchObject({ name: "Weekly digest", description: "Every Monday", default_status: "unsubscribed" });
+    expect(second.body).toMatchObject({
+      name: "Weekly digest",
+      description: "Every Monday",
+      default_status: "unsubscribed",
+    });
   });
 
   it("clears the description when it is null, and omits a blank one", async () => {
@@ -100,7 +116,13 @@ describe("PATCH /api/v2/topics/{id}", () => {
 
   it("answers 401 for a missing or invalid key", async () => {
     const id = await newTopic();
-    for (const key of [null, "", "nope", "cmk_1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", stack.project.authToken]) {
+    for (const key of [
+      null,
+      "",
+      "nope",
+      "cmk_1_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+      stack.project.authToken,
+    ]) {
       const reply = await patch(id, { name: "x" }, { key });
       expect(reply).toMatchObject({ status: 401, body: { error: "unauthorized" } });
       expect(reply.headers.get("revision")).toBe("2023-01-01");
@@ -139,7 +161,11 @@ describe("PATCH /api/v2/topics/{id}", () => {
     ["a name empty after trimming", { name: "   " }, ["name"]],
     ["a name over 255 characters", { name: "n".repeat(256) }, ["name"]],
     ["a description over 200 characters", { description: "d".repeat(201) }, ["description"]],
-    ["several problems", { name: "", description: "d".repeat(201), default_status: 1, extra: true }, ["default_status", "extra", "name", "description"]],
+    [
+      "several problems",
+      { name: "", description: "d".repeat(201), default_status: 1, extra: true },
+      ["default_status", "extra", "name", "description"],
+    ],
     ["an array", [{ name: "x" }], [""]],
     ["a bare string", '"name"', [""]],
   ])("answers 422 for %s, one entry per problem", async (_, body, paths) => {
@@ -147,7 +173,8 @@ describe("PATCH /api/v2/topics/{id}", () => {
     const reply = await patch(id, body);
     expect(reply.status).toBe(422);
     expect(reply.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([...paths].sort());
-    for (const entry of reply.body.errors) expect(entry).toEqual({ message: expect.any(String), path: expect.any(String) });
+    for (const entry of reply.body.errors)
+      expect(entry).toEqual({ message: expect.any(String), path: expect.any(String) });
   });
 
   it("changes nothing when it answers 422", async () => {
@@ -182,7 +209,10 @@ describe("PATCH /api/v2/topics/{id}", () => {
     const b = await newTopic();
     await patch(a, { name: "Promotions" });
     const reply = await patch(b, { name: " PROMOTIONS " });
-    expect(reply).toMatchObject({ status: 409, body: { errors: [{ message: expect.stringContaining("PROMOTIONS") }] } });
+    expect(reply).toMatchObject({
+      status: 409,
+      body: { errors: [{ message: expect.stringContaining("PROMOTIONS") }] },
+    });
     expect(Object.keys(reply.body.errors[0])).toEqual(["message"]);
   });
 
@@ -199,7 +229,8 @@ describe("PATCH /api/v2/topics/{id}", () => {
       const name = `Race ${round}`;
       const replies = await Promise.all([patch(a, { name }), patch(b, { name: name.toUpperCase() })]);
       expect(replies.map((r) => r.status).sort()).toEqual([200, 409]);
-      const rows = await stack.db.sql`SELECT id FROM topics WHERE project_id = ${stack.project.id} AND lower(name) = lower(${name})`;
+      const rows = await stack.db
+        .sql`SELECT id FROM topics WHERE project_id = ${stack.project.id} AND lower(name) = lower(${name})`;
       expect(rows).toHaveLength(1);
     }
   });
@@ -226,7 +257,9 @@ describe("POST /api/v2/topics", () => {
     });
     expect(reply.headers.get("location")).toBe(`/api/v2/topics/${reply.body.id}`);
     expect(reply.headers.get("revision")).toBe("2023-01-01");
-    const opted = await call("POST", "/topics", { body: { name: "Offers", description: "Deals", default_status: "unsubscribed" } });
+    const opted = await call("POST", "/topics", {
+      body: { name: "Offers", description: "Deals", default_status: "unsubscribed" },
+    });
     expect(opted.body).toMatchObject({ name: "Offers", description: "Deals", default_status: "unsubscribed" });
   });
 
@@ -245,12 +278,18 @@ describe("POST /api/v2/topics", () => {
 
   it("answers 409 for a name the project has, ignoring case", async () => {
     await call("POST", "/topics", { body: { name: "Surveys" } });
-    expect(await call("POST", "/topics", { body: { name: "surveys" } })).toMatchObject({ status: 409, body: { errors: [{ message: expect.any(String) }] } });
+    expect(await call("POST", "/topics", { body: { name: "surveys" } })).toMatchObject({
+      status: 409,
+      body: { errors: [{ message: expect.any(String) }] },
+    });
   });
 
   it("needs campaign:write", async () => {
     const key = await stack.project.keyWith(["campaign:read"]);
-    expect(await call("POST", "/topics", { body: { name: "Nope" }, key })).toMatchObject({ status: 403, body: { error: "forbidden" } });
+    expect(await call("POST", "/topics", { body: { name: "Nope" }, key })).toMatchObject({
+      status: 403,
+      body: { error: "forbidden" },
+    });
     expect(await call("POST", "/topics", { body: { name: "Nope" }, key: null })).toMatchObject({ status: 401 });
   });
 });
@@ -261,7 +300,10 @@ describe("GET /api/v2/topics", () => {
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const reply: Reply = await call("GET", `/topics?limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`);
+      const reply: Reply = await call(
+        "GET",
+        `/topics?limit=7${cursor === null ? "" : `&cursor=${encodeURIComponent(cursor)}`}`,
+      );
       expect(reply.status).toBe(200);
       expect(reply.headers.get("revision")).toBe("2023-01-01");
       expect(reply.body.data.length).toBeLessThanOrEqual(7);
@@ -291,7 +333,15 @@ describe("GET /api/v2/topics", () => {
   });
 
   it("answers 422 for a bad limit or cursor", async () => {
-    for (const query of ["limit=0", "limit=101", "limit=ten", "limit=2.5", "limit=1&limit=2", "cursor=nonsense", "cursor="]) {
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "limit=ten",
+      "limit=2.5",
+      "limit=1&limit=2",
+      "cursor=nonsense",
+      "cursor=",
+    ]) {
       const reply = await call("GET", `/topics?${query}`);
       expect(reply.status, query).toBe(422);
       expect(reply.body.errors[0]).toEqual({ message: expect.any(String), path: expect.stringMatching(/^query\./) });
@@ -326,7 +376,9 @@ describe("when a dependency is away", () => {
   it("answers 503 and changes nothing when the fan-out cannot be queued, then recovers", async () => {
     const redisProxy = new TcpProxy("127.0.0.1", 6379);
     await redisProxy.start();
-    const config = testConfig(stack.db.url, stack.config.queuePrefix, { redisUrl: `redis://127.0.0.1:${redisProxy.port}` });
+    const config = testConfig(stack.db.url, stack.config.queuePrefix, {
+      redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
+    });
     const gateway = await startGateway(config, createLogger("topics-redis", "silent"));
     const id = await newTopic();
     const change = () =>

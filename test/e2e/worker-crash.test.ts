@@ -21,7 +21,14 @@ const prefix = createTestQueuePrefix("crash");
 
 function event(n: number): IdentifyEvent {
   const id = `user-${n % 5_000}`;
-  return { projectId: project.id, key: profileKeyForId(id), id, t: 1_700_000_000_000 + n, updateOnly: false, data: { [`field${n % 7}`]: n } };
+  return {
+    projectId: project.id,
+    key: profileKeyForId(id),
+    id,
+    t: 1_700_000_000_000 + n,
+    updateOnly: false,
+    data: { [`field${n % 7}`]: n },
+  };
 }
 
 /** The state the events converge to, computed without the worker: each field keeps its latest write. */
@@ -38,7 +45,11 @@ beforeAll(async () => {
   db = await createTestDatabase("crash");
   project = await createTestProject(db.sql);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: prefix.prefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
+  queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
+    connection: redis,
+    prefix: prefix.prefix,
+    defaultJobOptions: IDENTIFY_JOB_OPTIONS,
+  });
 });
 
 afterAll(async () => {
@@ -59,18 +70,25 @@ describe("a worker killed mid-batch", () => {
     const env = childEnv(testConfig(db.url, prefix.prefix), { WORKER_LOCK_MS: "1500", WORKER_CONCURRENCY: "2" });
 
     const first = startChild("apps/worker/dist/main.js", env);
-    await waitFor("the first worker to be mid-way", async () => {
-      const done = JOBS - (await queue.getJobCountByTypes("waiting", "active", "delayed"));
-      return done >= 3 && (await queue.getActiveCount()) > 0 ? true : undefined;
-    }, 30_000);
+    await waitFor(
+      "the first worker to be mid-way",
+      async () => {
+        const done = JOBS - (await queue.getJobCountByTypes("waiting", "active", "delayed"));
+        return done >= 3 && (await queue.getActiveCount()) > 0 ? true : undefined;
+      },
+      30_000,
+    );
     first.child.kill("SIGKILL");
     await first.exited;
     expect(await queue.getActiveCount()).toBeGreaterThan(0);
 
     const second = startChild("apps/worker/dist/main.js", env);
     try {
-      await waitFor("the queue to drain", async () =>
-        (await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined, 60_000);
+      await waitFor(
+        "the queue to drain",
+        async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
+        60_000,
+      );
     } finally {
       second.child.kill("SIGTERM");
       expect(await second.exited).toBe(0);
@@ -79,7 +97,9 @@ describe("a worker killed mid-batch", () => {
     expect(await queue.getFailedCount()).toBe(0);
     const rows = await db.sql<{ external_id: string; data: Record<string, { v: number }> }[]>`
       SELECT external_id, data FROM profiles WHERE project_id = ${project.id}`;
-    const stored = new Map(rows.map((row) => [row.external_id, Object.fromEntries(Object.entries(row.data).map(([k, e]) => [k, e.v]))]));
+    const stored = new Map(
+      rows.map((row) => [row.external_id, Object.fromEntries(Object.entries(row.data).map(([k, e]) => [k, e.v]))]),
+    );
     expect(stored).toEqual(expectedData());
   });
 });

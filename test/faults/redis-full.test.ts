@@ -32,34 +32,42 @@ const track = async (n: number) => {
 };
 
 describe("Redis at maxmemory", () => {
-  it("answers 503 with Retry-After, turns not ready, and recovers with nothing acknowledged lost", { timeout: 90_000 }, async () => {
-    const acknowledged: number[] = [];
-    const refused: Awaited<ReturnType<typeof track>>[] = [];
-    for (let n = 0; n < 3_000 && refused.length < 20; n += 10) {
-      for (const reply of await Promise.all(Array.from({ length: 10 }, (_, i) => track(n + i)))) {
-        if (reply.status === 200) acknowledged.push(reply.n);
-        else refused.push(reply);
+  it(
+    "answers 503 with Retry-After, turns not ready, and recovers with nothing acknowledged lost",
+    { timeout: 90_000 },
+    async () => {
+      const acknowledged: number[] = [];
+      const refused: Awaited<ReturnType<typeof track>>[] = [];
+      for (let n = 0; n < 3_000 && refused.length < 20; n += 10) {
+        for (const reply of await Promise.all(Array.from({ length: 10 }, (_, i) => track(n + i)))) {
+          if (reply.status === 200) acknowledged.push(reply.n);
+          else refused.push(reply);
+        }
       }
-    }
-    expect(refused.length).toBeGreaterThan(0);
-    for (const reply of refused) {
-      expect(reply).toMatchObject({ status: 503, retryAfter: "5", body: { status: 503, message: "Service Unavailable" } });
-    }
-    const notReady = await fetch(`${base}/readyz`);
-    expect(notReady.status).toBe(503);
-    expect(((await notReady.json()) as { redis: string }).redis).toMatch(/maxmemory/);
+      expect(refused.length).toBeGreaterThan(0);
+      for (const reply of refused) {
+        expect(reply).toMatchObject({
+          status: 503,
+          retryAfter: "5",
+          body: { status: 503, message: "Service Unavailable" },
+        });
+      }
+      const notReady = await fetch(`${base}/readyz`);
+      expect(notReady.status).toBe(503);
+      expect(((await notReady.json()) as { redis: string }).redis).toMatch(/maxmemory/);
 
-    // A worker started now pauses (Redis refuses the writes that fetching a job takes) ...
-    const worker = await stack.worker();
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
-    expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(503);
+      // A worker started now pauses (Redis refuses the writes that fetching a job takes) ...
+      const worker = await stack.worker();
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(503);
 
-    // ... until an operator makes room: then it resumes and drains, and everything is ready again.
-    await redis.admin().config("SET", "maxmemory", "256mb");
-    const keys = acknowledged.map((n) => `i:full-${n}`);
-    await waitUntilApplied(stack.db.sql, keys, 30_000);
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
-    expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(200);
-    expect((await track(99_999)).status).toBe(200);
-  });
+      // ... until an operator makes room: then it resumes and drains, and everything is ready again.
+      await redis.admin().config("SET", "maxmemory", "256mb");
+      const keys = acknowledged.map((n) => `i:full-${n}`);
+      await waitUntilApplied(stack.db.sql, keys, 30_000);
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(200);
+      expect((await track(99_999)).status).toBe(200);
+    },
+  );
 });

@@ -28,18 +28,22 @@ afterAll(async () => {
 });
 
 describe("Redis stalled under load", () => {
-  it("answers every request within the write deadline and loses no acknowledged identify", { timeout: 90_000 }, async () => {
-    const load = identifyLoad(base, stack.project.authToken, "stalled", 40, Date.now() + 7_000);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    redis.pause();
-    await new Promise((resolve) => setTimeout(resolve, 4_000));
-    redis.resume();
-    const { statuses, acknowledged, slowestMs } = await load;
+  it(
+    "answers every request within the write deadline and loses no acknowledged identify",
+    { timeout: 90_000 },
+    async () => {
+      const load = identifyLoad(base, stack.project.authToken, "stalled", 40, Date.now() + 7_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      redis.pause();
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      redis.resume();
+      const { statuses, acknowledged, slowestMs } = await load;
 
-    expect(statuses.has(200)).toBe(true);
-    expect(statuses.has(500) || statuses.has(503)).toBe(true);
-    expect([...statuses].filter((status) => ![200, 500, 503].includes(status))).toEqual([]);
-    expect(slowestMs).toBeLessThan(WRITE_DEADLINE_MS + 1_500);
-    await waitUntilApplied(stack.db.sql, acknowledged, 30_000);
-  });
+      expect(statuses.has(200)).toBe(true);
+      expect(statuses.has(500) || statuses.has(503)).toBe(true);
+      expect([...statuses].filter((status) => ![200, 500, 503].includes(status))).toEqual([]);
+      expect(slowestMs).toBeLessThan(WRITE_DEADLINE_MS + 1_500);
+      await waitUntilApplied(stack.db.sql, acknowledged, 30_000);
+    },
+  );
 });

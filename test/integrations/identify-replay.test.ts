@@ -15,7 +15,9 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 async function readProfile(id: string, apiKey: string) {
-  const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}`, { headers: { authorization: apiKey } });
+  const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}`, {
+    headers: { authorization: apiKey },
+  });
   return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
 }
 
@@ -29,7 +31,10 @@ describe("identify, as real Vero clients send it", () => {
   // Each request gets a project of its own, so that what the read shows came from that request alone.
   it.each(IDENTIFY_REQUESTS.map((r) => [`${r.client}: ${r.name}`, r] as const))("%s", async (_, replayed) => {
     const project = await createTestProject(stack.db.sql, replayed.client);
-    expect(await replay(base, replayed, project.authToken)).toEqual({ status: 200, body: { status: 200, message: "Success." } });
+    expect(await replay(base, replayed, project.authToken)).toEqual({
+      status: 200,
+      body: { status: 200, message: "Success." },
+    });
 
     const expected = { id: replayed.profile, ...replayed.expect };
     const stored = await waitFor(`profile ${replayed.profile}`, async () => {

@@ -32,15 +32,22 @@ function withCredential(replayed: ReplayedRequest, token: string) {
  * Sends it with node:http, so that no header is added beyond the client's own, Host and
  * Content-Length (fetch would add a content type to a body sent without one).
  */
-export function replay(baseUrl: string, replayed: ReplayedRequest, token: string): Promise<{ status: number; body: unknown }> {
+export function replay(
+  baseUrl: string,
+  replayed: ReplayedRequest,
+  token: string,
+): Promise<{ status: number; body: unknown }> {
   const { path, body } = withCredential(replayed, token);
   const url = new URL(baseUrl);
-  const headers = body === null ? replayed.headers : { ...replayed.headers, "Content-Length": String(Buffer.byteLength(body)) };
+  const headers =
+    body === null ? replayed.headers : { ...replayed.headers, "Content-Length": String(Buffer.byteLength(body)) };
   return new Promise((resolve, reject) => {
     const sent = request({ host: url.hostname, port: url.port, method: replayed.method, path, headers }, (response) => {
       const chunks: Buffer[] = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }));
+      response.on("end", () =>
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }),
+      );
       response.on("error", reject);
     });
     sent.on("error", reject);

@@ -70,7 +70,10 @@ const POD_TEMPLATE_PATHS: Record<string, string[][]> = {
   StatefulSet: [["spec", "template"]],
   DaemonSet: [["spec", "template"]],
   Job: [["spec", "template"]],
-  CronJob: [["spec", "jobTemplate"], ["spec", "jobTemplate", "spec", "template"]],
+  CronJob: [
+    ["spec", "jobTemplate"],
+    ["spec", "jobTemplate", "spec", "template"],
+  ],
 };
 
 export class KustomizeError extends Error {}
@@ -118,7 +121,8 @@ export function loadKustomization(dir: string): KObject {
   }
   for (const generator of [...(k.configMapGenerator ?? []), ...(k.secretGenerator ?? [])]) {
     checkFields(`${file} generator`, generator, GENERATOR_FIELDS);
-    if (generator.options !== undefined) checkFields(`${file} generator options`, generator.options, new Set(["disableNameSuffixHash"]));
+    if (generator.options !== undefined)
+      checkFields(`${file} generator options`, generator.options, new Set(["disableNameSuffixHash"]));
   }
   for (const image of k.images ?? []) checkFields(`${file} images[]`, image, IMAGE_FIELDS);
   for (const patch of k.patches ?? []) {
@@ -131,19 +135,23 @@ export function loadKustomization(dir: string): KObject {
 
 /** The operations of a JSON 6902 patch, from `path` (relative to dir) or inline `patch`. */
 export function loadJsonPatch(dir: string, patch: KObject): KObject[] {
-  if ((patch.path === undefined) === (patch.patch === undefined)) fail(`${dir}: a patch needs exactly one of path and patch`);
+  if ((patch.path === undefined) === (patch.patch === undefined))
+    fail(`${dir}: a patch needs exactly one of path and patch`);
   const docs =
     patch.path !== undefined
       ? parseYamlDocuments(resolve(dir, patch.path))
       : parseAllDocuments(String(patch.patch)).map((d) => d.toJS());
   const ops = docs[0];
   if (docs.length !== 1 || !Array.isArray(ops)) {
-    fail(`${dir}: patch ${patch.path ?? "(inline)"} is not a JSON 6902 patch; strategic-merge patches are not supported`);
+    fail(
+      `${dir}: patch ${patch.path ?? "(inline)"} is not a JSON 6902 patch; strategic-merge patches are not supported`,
+    );
   }
   for (const op of ops) {
     checkFields(`${dir} patch ${patch.path ?? "(inline)"}`, op, new Set(["op", "path", "value"]));
     if (!JSON_PATCH_OPS.has(op.op)) fail(`${dir}: patch op "${op.op}" is not supported`);
-    if (typeof op.path !== "string" || !op.path.startsWith("/")) fail(`${dir}: patch path "${op.path}" must be a JSON pointer`);
+    if (typeof op.path !== "string" || !op.path.startsWith("/"))
+      fail(`${dir}: patch path "${op.path}" must be a JSON pointer`);
     if (op.op !== "remove" && !("value" in op)) fail(`${dir}: patch op ${op.op} ${op.path} needs a value`);
   }
   return ops as KObject[];
@@ -166,7 +174,11 @@ function deepEqual(a: unknown, b: unknown): boolean {
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as KObject)[k])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as KObject)[k])]),
+    );
   }
   return value;
 }
@@ -190,12 +202,18 @@ export function applyJsonPatch(target: KObject, ops: KObject[]): void {
       case "remove":
       case "replace":
         if (!exists) fail(`patch ${op} ${path}: path does not exist`);
-        if (Array.isArray(parent)) parent.splice(arrayIndex(parent, last, path, false), 1, ...(op === "replace" ? [structuredClone(value)] : []));
+        if (Array.isArray(parent))
+          parent.splice(
+            arrayIndex(parent, last, path, false),
+            1,
+            ...(op === "replace" ? [structuredClone(value)] : []),
+          );
         else if (op === "replace") parent[last] = structuredClone(value);
         else delete parent[last];
         break;
       case "add":
-        if (Array.isArray(parent)) parent.splice(last === "-" ? parent.length : arrayIndex(parent, last, path, true), 0, structuredClone(value));
+        if (Array.isArray(parent))
+          parent.splice(last === "-" ? parent.length : arrayIndex(parent, last, path, true), 0, structuredClone(value));
         else parent[last] = structuredClone(value);
         break;
       default:
@@ -207,7 +225,8 @@ export function applyJsonPatch(target: KObject, ops: KObject[]): void {
 function arrayIndex(array: unknown[], token: string, path: string, forInsert: boolean): number {
   if (!/^(0|[1-9][0-9]*)$/.test(token)) fail(`patch ${path}: "${token}" is not an array index`);
   const index = Number(token);
-  if (index > array.length || (!forInsert && index === array.length)) fail(`patch ${path}: index ${index} out of range`);
+  if (index > array.length || (!forInsert && index === array.length))
+    fail(`patch ${path}: index ${index} out of range`);
   return index;
 }
 
@@ -256,7 +275,9 @@ function generate(dir: string, kind: "ConfigMap" | "Secret", generator: KObject,
   if (kind === "ConfigMap" && generator.type !== undefined) fail(`${where}: type applies to secrets only`);
   const plain = literals(where, generator);
   const data =
-    kind === "Secret" ? Object.fromEntries(Object.entries(plain).map(([k, v]) => [k, Buffer.from(v).toString("base64")])) : plain;
+    kind === "Secret"
+      ? Object.fromEntries(Object.entries(plain).map(([k, v]) => [k, Buffer.from(v).toString("base64")]))
+      : plain;
   const behavior = generator.behavior ?? "create";
   const existing = resources.find((r) => r.object.kind === kind && r.object.metadata?.name === generator.name);
   if (behavior === "create") {
@@ -267,7 +288,8 @@ function generate(dir: string, kind: "ConfigMap" | "Secret", generator: KObject,
     resources.push({ object, needsHash: generator.options?.disableNameSuffixHash !== true });
   } else if (behavior === "merge") {
     if (existing === undefined) fail(`${where}: behavior merge but no such ${kind} from the resources`);
-    if (generator.options !== undefined || generator.type !== undefined) fail(`${where}: options/type with merge are not supported`);
+    if (generator.options !== undefined || generator.type !== undefined)
+      fail(`${where}: options/type with merge are not supported`);
     existing.object.data = { ...(existing.object.data ?? {}), ...data };
   } else {
     fail(`${where}: behavior "${behavior}" is not supported`);
@@ -327,14 +349,18 @@ function setLabels(resources: Resource[], entry: KObject): void {
   for (const { object } of resources) {
     Object.assign(at(object, ["metadata", "labels"], true)!, pairs);
     if (entry.includeTemplates === true) {
-      for (const path of POD_TEMPLATE_PATHS[object.kind] ?? []) Object.assign(at(object, [...path, "metadata", "labels"], true)!, pairs);
+      for (const path of POD_TEMPLATE_PATHS[object.kind] ?? [])
+        Object.assign(at(object, [...path, "metadata", "labels"], true)!, pairs);
     }
   }
 }
 
 function matchesTarget(object: KObject, target: KObject): boolean {
-  const [group, version] = String(object.apiVersion).includes("/") ? String(object.apiVersion).split("/") : ["", object.apiVersion];
-  if (target.name !== undefined && !/^[A-Za-z0-9-]+$/.test(target.name)) fail(`patch target name "${target.name}": regular expressions are not supported`);
+  const [group, version] = String(object.apiVersion).includes("/")
+    ? String(object.apiVersion).split("/")
+    : ["", object.apiVersion];
+  if (target.name !== undefined && !/^[A-Za-z0-9-]+$/.test(target.name))
+    fail(`patch target name "${target.name}": regular expressions are not supported`);
   return (
     (target.kind === undefined || target.kind === object.kind) &&
     (target.name === undefined || target.name === object.metadata?.name) &&
@@ -373,7 +399,8 @@ function accumulate(dir: string, seen: Set<string>): Resource[] {
     for (const target of targets) applyJsonPatch(target.object, ops);
   }
   if (k.namespace !== undefined) {
-    for (const { object } of resources) if (!CLUSTER_SCOPED.has(object.kind)) at(object, ["metadata"], true)!.namespace = k.namespace;
+    for (const { object } of resources)
+      if (!CLUSTER_SCOPED.has(object.kind)) at(object, ["metadata"], true)!.namespace = k.namespace;
   }
   for (const entry of k.labels ?? []) setLabels(resources, entry);
   if (k.images !== undefined) setImages(resources, k.images);

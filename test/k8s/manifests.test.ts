@@ -56,7 +56,9 @@ function classify(): Map<string, "kustomization" | "resource" | "patch"> {
 }
 
 function expectValid(objects: unknown[], where: string): void {
-  const problems = objects.flatMap((o) => validateManifest(o).map((p) => `${where}: ${(o as KObject).kind}/${(o as KObject).metadata?.name}: ${p}`));
+  const problems = objects.flatMap((o) =>
+    validateManifest(o).map((p) => `${where}: ${(o as KObject).kind}/${(o as KObject).metadata?.name}: ${p}`),
+  );
   expect(problems).toEqual([]);
 }
 
@@ -64,7 +66,8 @@ function expectValid(objects: unknown[], where: string): void {
 function kustomizeBinary(): ((dir: string) => string) | undefined {
   const run = (cmd: string, args: string[]) => spawnSync(cmd, args, { encoding: "utf8", timeout: 20_000 });
   const standalone = run("kustomize", ["version"]);
-  if (standalone.status === 0 && /v5\./.test(standalone.stdout)) return (dir) => run("kustomize", ["build", dir]).stdout;
+  if (standalone.status === 0 && /v5\./.test(standalone.stdout))
+    return (dir) => run("kustomize", ["build", dir]).stdout;
   const kubectl = run("kubectl", ["version", "--client"]);
   if (kubectl.status === 0 && /Kustomize Version: v5\./.test(kubectl.stdout)) {
     return (dir) => {
@@ -80,14 +83,18 @@ const realKustomize = kustomizeBinary();
 // Reading the TypeScript declarations of the schemas takes seconds on a busy machine.
 beforeAll(() => preloadDeclaredTypes(), 120_000);
 
-const byId = (objects: KObject[]) => new Map(objects.map((o) => [`${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`, o]));
+const byId = (objects: KObject[]) =>
+  new Map(objects.map((o) => [`${o.kind}/${o.metadata?.namespace ?? ""}/${o.metadata?.name}`, o]));
 
 /** The environment a container of the overlay gets: its ConfigMap plus the Secret (or stand-ins). */
 function containerEnv(objects: KObject[], secretStandIns: Record<string, string> = {}): NodeJS.ProcessEnv {
   const config = objects.find((o) => o.kind === "ConfigMap")!.data as Record<string, string>;
   const secret = objects.find((o) => o.kind === "Secret");
   const secretData = Object.fromEntries(
-    Object.entries((secret?.data ?? {}) as Record<string, string>).map(([k, v]) => [k, Buffer.from(v, "base64").toString()]),
+    Object.entries((secret?.data ?? {}) as Record<string, string>).map(([k, v]) => [
+      k,
+      Buffer.from(v, "base64").toString(),
+    ]),
   );
   return { ...config, ...secretStandIns, ...secretData };
 }
@@ -111,7 +118,10 @@ describe("every YAML file under k8s/", () => {
       const docs = parseYamlDocuments(file);
       expect(docs.length).toBeGreaterThan(0);
       expectValid(docs, rel(file));
-      expect(docs.filter((d) => (d as KObject).kind === "Secret").map(() => file), "no Secret manifests in k8s/").toEqual([]);
+      expect(
+        docs.filter((d) => (d as KObject).kind === "Secret").map(() => file),
+        "no Secret manifests in k8s/",
+      ).toEqual([]);
     }
   });
 });
@@ -129,7 +139,9 @@ describe.each([
   });
 
   it.skipIf(realKustomize === undefined)("is exactly what kustomize v5 renders", () => {
-    const theirs = parseAllDocuments(realKustomize!(kustomizationPath(dir).replace(/\/kustomization\.yaml$/, ""))).map((d) => d.toJS());
+    const theirs = parseAllDocuments(realKustomize!(kustomizationPath(dir).replace(/\/kustomization\.yaml$/, ""))).map(
+      (d) => d.toJS(),
+    );
     expect(byId(objects)).toEqual(byId(theirs));
   });
 });
@@ -151,7 +163,11 @@ describe.each([
   });
 
   it("gives the processes a configuration they accept", () => {
-    const standIns = { DATABASE_URL: "postgres://u:p@db:5432/cm", REDIS_URL: "redis://redis:6379", ADMIN_TOKEN: "x".repeat(32) };
+    const standIns = {
+      DATABASE_URL: "postgres://u:p@db:5432/cm",
+      REDIS_URL: "redis://redis:6379",
+      ADMIN_TOKEN: "x".repeat(32),
+    };
     const env = containerEnv(objects, shipsSecret ? {} : standIns);
     expect(() => loadConfig(env)).not.toThrow();
   });
@@ -160,7 +176,9 @@ describe.each([
     const hpa = objects.find((o) => o.kind === "HorizontalPodAutoscaler")!;
     const so = objects.find((o) => o.kind === "ScaledObject")!;
     if (label === "dev") {
-      expect([hpa.spec.minReplicas, hpa.spec.maxReplicas, so.spec.minReplicaCount, so.spec.maxReplicaCount]).toEqual([1, 1, 1, 1]);
+      expect([hpa.spec.minReplicas, hpa.spec.maxReplicas, so.spec.minReplicaCount, so.spec.maxReplicaCount]).toEqual([
+        1, 1, 1, 1,
+      ]);
     } else {
       expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(3);
       expect(so.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
@@ -180,7 +198,8 @@ describe.each([
 
 describe("the validation rejects broken manifests", () => {
   const good = kustomizeBuild(OVERLAYS.prod);
-  const deployment = () => structuredClone(good.find((o) => o.kind === "Deployment" && o.metadata.name === "cm-worker")!);
+  const deployment = () =>
+    structuredClone(good.find((o) => o.kind === "Deployment" && o.metadata.name === "cm-worker")!);
 
   it("accepts the unmodified manifest (so the failures below mean something)", () => {
     expect(validateManifest(deployment())).toEqual([]);
@@ -195,7 +214,9 @@ describe("the validation rejects broken manifests", () => {
   it("rejects an unknown field in a container", () => {
     const d = deployment();
     d.spec.template.spec.containers[0].imagePullPolice = "Always";
-    expect(validateManifest(d)).toEqual(['spec.template.spec.containers[0].imagePullPolice: unknown field "imagePullPolice"']);
+    expect(validateManifest(d)).toEqual([
+      'spec.template.spec.containers[0].imagePullPolice: unknown field "imagePullPolice"',
+    ]);
   });
 
   it("rejects a misspelt probe field and a bad quantity", () => {
@@ -217,7 +238,9 @@ describe("the validation rejects broken manifests", () => {
   });
 
   it("rejects kinds it has no schema for", () => {
-    expect(validateManifest({ apiVersion: "apps/v1", kind: "Deploymnet", metadata: { name: "x" } })[0]).toMatch(/no schema/);
+    expect(validateManifest({ apiVersion: "apps/v1", kind: "Deploymnet", metadata: { name: "x" } })[0]).toMatch(
+      /no schema/,
+    );
   });
 });
 
@@ -228,21 +251,72 @@ describe("the policy checks catch violations", () => {
     mutate(objects);
     return policyViolations(objects, { queues: QUEUES, shipsSecret: false }).join("\n");
   };
-  const get = (objects: KObject[], kind: string, name: string) => objects.find((o) => o.kind === kind && o.metadata.name === name)!;
+  const get = (objects: KObject[], kind: string, name: string) =>
+    objects.find((o) => o.kind === kind && o.metadata.name === name)!;
 
   it.each<[string, (objects: KObject[]) => void, RegExp]>([
-    ["writable root filesystem", (o) => delete get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem, /cm-worker container worker: readOnlyRootFilesystem/],
-    ["short grace period", (o) => (get(o, "Deployment", "cm-gateway").spec.template.spec.terminationGracePeriodSeconds = 30), /cm-gateway: terminationGracePeriodSeconds must be >= 35/],
-    ["root user", (o) => (get(o, "Job", "cm-migrate").spec.template.spec.containers[0].securityContext.runAsUser = 0), /cm-migrate container migrate: runs as uid 0/],
-    ["no limits on the init container", (o) => delete get(o, "Deployment", "cm-gateway").spec.template.spec.initContainers[0].resources.limits, /container migrate: resources\.limits\.cpu missing/],
-    ["no readiness probe", (o) => delete get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].readinessProbe, /cm-worker: readinessProbe must GET \/readyz/],
-    ["probe on the wrong port", (o) => (get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].livenessProbe.httpGet.port = 3000), /cm-worker: livenessProbe must use METRICS_PORT/],
-    ["fan-out queue not watched", (o) => get(o, "ScaledObject", "cm-worker").spec.triggers.pop(), /no redis trigger on cm:topic-fanout:wait/],
-    ["queue prefix changed without the triggers", (o) => (get(o, "ConfigMap", o.find((x) => x.kind === "ConfigMap")!.metadata.name).data.QUEUE_PREFIX = "prod"), /no redis trigger on prod:identify:wait/],
-    ["no migrate initContainer", (o) => (get(o, "Deployment", "cm-worker").spec.template.spec.initContainers = []), /cm-worker: needs an initContainer running the migrations/],
-    ["a shipped Secret", (o) => o.push({ apiVersion: "v1", kind: "Secret", metadata: { name: "cm-secrets" }, data: {} }), /no Secret may be shipped/],
-    ["shutdown delay beyond the grace period", (o) => (o.find((x) => x.kind === "ConfigMap")!.data.SHUTDOWN_DELAY_MS = "20000"), /cm-gateway: terminationGracePeriodSeconds 45 must exceed/],
-    ["replicas pinned under an autoscaler", (o) => (get(o, "Deployment", "cm-gateway").spec.replicas = 3), /cm-gateway: spec\.replicas must be left/],
+    [
+      "writable root filesystem",
+      (o) =>
+        delete get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].securityContext
+          .readOnlyRootFilesystem,
+      /cm-worker container worker: readOnlyRootFilesystem/,
+    ],
+    [
+      "short grace period",
+      (o) => (get(o, "Deployment", "cm-gateway").spec.template.spec.terminationGracePeriodSeconds = 30),
+      /cm-gateway: terminationGracePeriodSeconds must be >= 35/,
+    ],
+    [
+      "root user",
+      (o) => (get(o, "Job", "cm-migrate").spec.template.spec.containers[0].securityContext.runAsUser = 0),
+      /cm-migrate container migrate: runs as uid 0/,
+    ],
+    [
+      "no limits on the init container",
+      (o) => delete get(o, "Deployment", "cm-gateway").spec.template.spec.initContainers[0].resources.limits,
+      /container migrate: resources\.limits\.cpu missing/,
+    ],
+    [
+      "no readiness probe",
+      (o) => delete get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].readinessProbe,
+      /cm-worker: readinessProbe must GET \/readyz/,
+    ],
+    [
+      "probe on the wrong port",
+      (o) => (get(o, "Deployment", "cm-worker").spec.template.spec.containers[0].livenessProbe.httpGet.port = 3000),
+      /cm-worker: livenessProbe must use METRICS_PORT/,
+    ],
+    [
+      "fan-out queue not watched",
+      (o) => get(o, "ScaledObject", "cm-worker").spec.triggers.pop(),
+      /no redis trigger on cm:topic-fanout:wait/,
+    ],
+    [
+      "queue prefix changed without the triggers",
+      (o) => (get(o, "ConfigMap", o.find((x) => x.kind === "ConfigMap")!.metadata.name).data.QUEUE_PREFIX = "prod"),
+      /no redis trigger on prod:identify:wait/,
+    ],
+    [
+      "no migrate initContainer",
+      (o) => (get(o, "Deployment", "cm-worker").spec.template.spec.initContainers = []),
+      /cm-worker: needs an initContainer running the migrations/,
+    ],
+    [
+      "a shipped Secret",
+      (o) => o.push({ apiVersion: "v1", kind: "Secret", metadata: { name: "cm-secrets" }, data: {} }),
+      /no Secret may be shipped/,
+    ],
+    [
+      "shutdown delay beyond the grace period",
+      (o) => (o.find((x) => x.kind === "ConfigMap")!.data.SHUTDOWN_DELAY_MS = "20000"),
+      /cm-gateway: terminationGracePeriodSeconds 45 must exceed/,
+    ],
+    [
+      "replicas pinned under an autoscaler",
+      (o) => (get(o, "Deployment", "cm-gateway").spec.replicas = 3),
+      /cm-gateway: spec\.replicas must be left/,
+    ],
   ])("%s", (_, mutate, expected) => {
     expect(violationsAfter(mutate)).toMatch(expected);
   });
@@ -257,7 +331,10 @@ describe("the offline kustomize renderer", () => {
   it("refuses features it does not implement instead of rendering them approximately", () => {
     const dir = mkdtempSync(join(tmpdir(), "k8s-kustomize-"));
     try {
-      writeFileSync(join(dir, "kustomization.yaml"), "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: x-\n");
+      writeFileSync(
+        join(dir, "kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: x-\n",
+      );
       expect(() => kustomizeBuild(dir)).toThrow(KustomizeError);
       writeFileSync(
         join(dir, "kustomization.yaml"),

@@ -21,7 +21,10 @@ function name(o: KObject): string {
   return `${o.kind}/${o.metadata?.name}`;
 }
 
-function labelsMatch(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
+function labelsMatch(
+  selector: Record<string, string> | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   if (selector === undefined || Object.keys(selector).length === 0) return false;
   return Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 }
@@ -32,7 +35,8 @@ function configValue(objects: KObject[], key: string): string | undefined {
 }
 
 function portNumber(container: KObject, port: unknown): number | undefined {
-  if (typeof port === "number") return (container.ports ?? []).some((p: KObject) => p.containerPort === port) ? port : undefined;
+  if (typeof port === "number")
+    return (container.ports ?? []).some((p: KObject) => p.containerPort === port) ? port : undefined;
   return (container.ports ?? []).find((p: KObject) => p.name === port)?.containerPort;
 }
 
@@ -44,7 +48,8 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
   const secrets = new Map(byKind("Secret").map((o) => [o.metadata.name, o]));
 
   if (context.shipsSecret && secrets.size === 0) v.push("expected a (placeholder) Secret in this overlay");
-  if (!context.shipsSecret && secrets.size > 0) v.push(`no Secret may be shipped here, found ${[...secrets.keys()].join(", ")}`);
+  if (!context.shipsSecret && secrets.size > 0)
+    v.push(`no Secret may be shipped here, found ${[...secrets.keys()].join(", ")}`);
 
   for (const workload of objects.filter((o) => WORKLOAD_KINDS.has(o.kind))) {
     const where = name(workload);
@@ -56,7 +61,9 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
     if (pod.automountServiceAccountToken !== false) v.push(`${where}: automountServiceAccountToken must be false`);
     if (podSecurity.runAsUser === 0) v.push(`${where}: pod runs as uid 0`);
     const tmpVolumes = new Set(
-      (pod.volumes ?? []).filter((vol: KObject) => vol.emptyDir !== undefined).map((vol: KObject) => vol.name as string),
+      (pod.volumes ?? [])
+        .filter((vol: KObject) => vol.emptyDir !== undefined)
+        .map((vol: KObject) => vol.name as string),
     );
     const containers: KObject[] = [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
     if ((pod.containers ?? []).length === 0) v.push(`${where}: no containers`);
@@ -70,25 +77,32 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
       if (sc.privileged === true) v.push(`${at}: must not be privileged`);
       if (!(sc.capabilities?.drop ?? []).includes("ALL")) v.push(`${at}: capabilities must drop ALL`);
       if ((sc.capabilities?.add ?? []).length > 0) v.push(`${at}: must not add capabilities`);
-      if ((sc.seccompProfile ?? podSecurity.seccompProfile)?.type !== "RuntimeDefault") v.push(`${at}: seccompProfile must be RuntimeDefault`);
+      if ((sc.seccompProfile ?? podSecurity.seccompProfile)?.type !== "RuntimeDefault")
+        v.push(`${at}: seccompProfile must be RuntimeDefault`);
       for (const kind of ["requests", "limits"]) {
         for (const resource of ["cpu", "memory"]) {
           if (c.resources?.[kind]?.[resource] === undefined) v.push(`${at}: resources.${kind}.${resource} missing`);
         }
       }
       const tmp = (c.volumeMounts ?? []).find((m: KObject) => m.mountPath === "/tmp");
-      if (tmp === undefined || !tmpVolumes.has(tmp.name) || tmp.readOnly === true) v.push(`${at}: needs a writable emptyDir at /tmp`);
-      if (typeof c.image !== "string" || !/^[^@]+(:[\w][\w.-]*|@sha256:[0-9a-f]{64})$/.test(c.image.replace(/^[^/]+:\d+\//, ""))) {
+      if (tmp === undefined || !tmpVolumes.has(tmp.name) || tmp.readOnly === true)
+        v.push(`${at}: needs a writable emptyDir at /tmp`);
+      if (
+        typeof c.image !== "string" ||
+        !/^[^@]+(:[\w][\w.-]*|@sha256:[0-9a-f]{64})$/.test(c.image.replace(/^[^/]+:\d+\//, ""))
+      ) {
         v.push(`${at}: image "${c.image}" needs an explicit tag or digest`);
       } else if (c.image.endsWith(":latest")) v.push(`${at}: image must not use :latest`);
       for (const source of c.envFrom ?? []) {
-        if (source.configMapRef && !configMapNames.has(source.configMapRef.name)) v.push(`${at}: ConfigMap ${source.configMapRef.name} not in the output`);
+        if (source.configMapRef && !configMapNames.has(source.configMapRef.name))
+          v.push(`${at}: ConfigMap ${source.configMapRef.name} not in the output`);
       }
       for (const env of c.env ?? []) {
         const ref = env.valueFrom?.secretKeyRef;
         if (ref === undefined) continue;
         const secret = secrets.get(ref.name);
-        if (context.shipsSecret && secret?.data?.[ref.key] === undefined) v.push(`${at}: Secret ${ref.name} has no key ${ref.key}`);
+        if (context.shipsSecret && secret?.data?.[ref.key] === undefined)
+          v.push(`${at}: Secret ${ref.name} has no key ${ref.key}`);
       }
     }
   }
@@ -119,39 +133,63 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
     ] as const) {
       const get = main[probe]?.httpGet;
       if (get?.path !== path) v.push(`${deployment}: ${probe} must GET ${path}`);
-      else if (portNumber(main, get.port) !== expectedPort) v.push(`${deployment}: ${probe} must use ${portKey} (${expectedPort})`);
+      else if (portNumber(main, get.port) !== expectedPort)
+        v.push(`${deployment}: ${probe} must use ${portKey} (${expectedPort})`);
     }
-    const migrate = (pod.initContainers ?? []).find((c: KObject) => (c.command ?? []).join(" ") === "node apps/ctl/dist/main.js migrate");
+    const migrate = (pod.initContainers ?? []).find(
+      (c: KObject) => (c.command ?? []).join(" ") === "node apps/ctl/dist/main.js migrate",
+    );
     if (migrate === undefined) v.push(`${deployment}: needs an initContainer running the migrations`);
     else if (migrate.image !== main.image) v.push(`${deployment}: the migrate initContainer must use the app's image`);
-    if (!labelsMatch(d.spec.selector?.matchLabels, d.spec.template.metadata?.labels)) v.push(`${deployment}: selector does not match its pods`);
-    const pdb = byKind("PodDisruptionBudget").find((p) => labelsMatch(p.spec?.selector?.matchLabels, d.spec.template.metadata?.labels));
+    if (!labelsMatch(d.spec.selector?.matchLabels, d.spec.template.metadata?.labels))
+      v.push(`${deployment}: selector does not match its pods`);
+    const pdb = byKind("PodDisruptionBudget").find((p) =>
+      labelsMatch(p.spec?.selector?.matchLabels, d.spec.template.metadata?.labels),
+    );
     if (pdb === undefined) v.push(`${deployment}: no PodDisruptionBudget selects its pods`);
   }
 
-  const gateway = find("Deployment", "cm-gateway")?.spec.template.spec.containers.find((c: KObject) => c.name === "gateway");
+  const gateway = find("Deployment", "cm-gateway")?.spec.template.spec.containers.find(
+    (c: KObject) => c.name === "gateway",
+  );
   const preStop = gateway?.lifecycle?.preStop?.exec?.command;
-  if (!Array.isArray(preStop) || preStop[0] !== "sleep" || !(Number(preStop[1]) > 0)) v.push("cm-gateway: needs a preStop sleep");
+  if (!Array.isArray(preStop) || preStop[0] !== "sleep" || !(Number(preStop[1]) > 0))
+    v.push("cm-gateway: needs a preStop sleep");
   else {
-    const budget = Number(preStop[1]) + Number(configValue(objects, "SHUTDOWN_DELAY_MS") ?? 0) / 1000 + GATEWAY_SHUTDOWN_TIMEOUT_SECONDS;
+    const budget =
+      Number(preStop[1]) +
+      Number(configValue(objects, "SHUTDOWN_DELAY_MS") ?? 0) / 1000 +
+      GATEWAY_SHUTDOWN_TIMEOUT_SECONDS;
     const grace = find("Deployment", "cm-gateway")!.spec.template.spec.terminationGracePeriodSeconds ?? 30;
-    if (grace <= budget) v.push(`cm-gateway: terminationGracePeriodSeconds ${grace} must exceed preStop + SHUTDOWN_DELAY_MS + ${GATEWAY_SHUTDOWN_TIMEOUT_SECONDS} s (${budget} s)`);
+    if (grace <= budget)
+      v.push(
+        `cm-gateway: terminationGracePeriodSeconds ${grace} must exceed preStop + SHUTDOWN_DELAY_MS + ${GATEWAY_SHUTDOWN_TIMEOUT_SECONDS} s (${budget} s)`,
+      );
   }
   const service = find("Service", "cm-gateway");
   const gatewayPodLabels = find("Deployment", "cm-gateway")?.spec.template.metadata?.labels;
-  if (service === undefined || !labelsMatch(service.spec?.selector, gatewayPodLabels)) v.push("Service cm-gateway must select the gateway pods");
-  else if (gateway && portNumber(gateway, service.spec.ports?.[0]?.targetPort) === undefined) v.push("Service cm-gateway targets no gateway port");
+  if (service === undefined || !labelsMatch(service.spec?.selector, gatewayPodLabels))
+    v.push("Service cm-gateway must select the gateway pods");
+  else if (gateway && portNumber(gateway, service.spec.ports?.[0]?.targetPort) === undefined)
+    v.push("Service cm-gateway targets no gateway port");
 
   const hpa = find("HorizontalPodAutoscaler", "cm-gateway");
   const cpu = hpa?.spec?.metrics?.find((m: KObject) => m.type === "Resource" && m.resource?.name === "cpu");
-  if (hpa?.apiVersion !== "autoscaling/v2" || hpa.spec.scaleTargetRef?.name !== "cm-gateway" || cpu?.resource?.target?.type !== "Utilization") {
+  if (
+    hpa?.apiVersion !== "autoscaling/v2" ||
+    hpa.spec.scaleTargetRef?.name !== "cm-gateway" ||
+    cpu?.resource?.target?.type !== "Utilization"
+  ) {
     v.push("cm-gateway needs an autoscaling/v2 HPA on CPU utilisation");
-  } else if (!(hpa.spec.minReplicas >= 1 && hpa.spec.maxReplicas >= hpa.spec.minReplicas)) v.push("HPA cm-gateway has a bad range");
+  } else if (!(hpa.spec.minReplicas >= 1 && hpa.spec.maxReplicas >= hpa.spec.minReplicas))
+    v.push("HPA cm-gateway has a bad range");
 
   const so = find("ScaledObject", "cm-worker");
-  if (so === undefined || so.spec?.scaleTargetRef?.name !== "cm-worker") v.push("cm-worker needs a ScaledObject targeting it");
+  if (so === undefined || so.spec?.scaleTargetRef?.name !== "cm-worker")
+    v.push("cm-worker needs a ScaledObject targeting it");
   else {
-    if (!(so.spec.minReplicaCount >= 1 && so.spec.maxReplicaCount >= so.spec.minReplicaCount)) v.push("ScaledObject cm-worker has a bad range");
+    if (!(so.spec.minReplicaCount >= 1 && so.spec.maxReplicaCount >= so.spec.minReplicaCount))
+      v.push("ScaledObject cm-worker has a bad range");
     const lists = (so.spec.triggers ?? []).map((t: KObject) => (t.type === "redis" ? t.metadata?.listName : undefined));
     for (const queue of context.queues) {
       const wanted = `${queuePrefix}:${queue}:wait`;
@@ -163,14 +201,17 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
       if (!ta) v.push(`ScaledObject trigger ${trigger.name}: TriggerAuthentication ${auth} missing`);
       else if (context.shipsSecret) {
         for (const ref of ta.spec?.secretTargetRef ?? []) {
-          if (secrets.get(ref.name)?.data?.[ref.key] === undefined) v.push(`TriggerAuthentication ${auth}: Secret ${ref.name} has no key ${ref.key}`);
+          if (secrets.get(ref.name)?.data?.[ref.key] === undefined)
+            v.push(`TriggerAuthentication ${auth}: Secret ${ref.name} has no key ${ref.key}`);
         }
       }
     }
   }
 
   const job = byKind("Job").find((j) =>
-    (j.spec?.template?.spec?.containers ?? []).some((c: KObject) => (c.command ?? []).join(" ") === "node apps/ctl/dist/main.js migrate"),
+    (j.spec?.template?.spec?.containers ?? []).some(
+      (c: KObject) => (c.command ?? []).join(" ") === "node apps/ctl/dist/main.js migrate",
+    ),
   );
   if (job === undefined) v.push("a migration Job is missing");
   return v;

@@ -51,8 +51,16 @@ const KINDS: Record<string, KindInfo> = {
     "kubernetes-models/autoscaling/v2",
     "HorizontalPodAutoscaler",
   ),
-  "policy/v1/PodDisruptionBudget": kindInfo(policyV1.PodDisruptionBudget, "kubernetes-models/policy/v1", "PodDisruptionBudget"),
-  "keda.sh/v1alpha1/ScaledObject": kindInfo(keda.ScaledObject, "@kubernetes-models/keda/keda.sh/v1alpha1", "ScaledObject"),
+  "policy/v1/PodDisruptionBudget": kindInfo(
+    policyV1.PodDisruptionBudget,
+    "kubernetes-models/policy/v1",
+    "PodDisruptionBudget",
+  ),
+  "keda.sh/v1alpha1/ScaledObject": kindInfo(
+    keda.ScaledObject,
+    "@kubernetes-models/keda/keda.sh/v1alpha1",
+    "ScaledObject",
+  ),
   "keda.sh/v1alpha1/TriggerAuthentication": kindInfo(
     keda.TriggerAuthentication,
     "@kubernetes-models/keda/keda.sh/v1alpha1",
@@ -78,7 +86,10 @@ function loadDeclaredTypes(): { checker: ts.TypeChecker; types: Map<string, ts.T
   // A virtual module beside this file, so node_modules resolves as for any source here.
   const virtualFile = join(HERE, "__k8s_declared_types__.ts");
   const source = entries
-    .map(([, info], i) => `import type { ${info.typeName} as T${i} } from "${info.typeModule}";\nexport type K${i} = T${i};`)
+    .map(
+      ([, info], i) =>
+        `import type { ${info.typeName} as T${i} } from "${info.typeModule}";\nexport type K${i} = T${i};`,
+    )
     .join("\n");
   const options: ts.CompilerOptions = {
     target: ts.ScriptTarget.ES2022,
@@ -93,7 +104,10 @@ function loadDeclaredTypes(): { checker: ts.TypeChecker; types: Map<string, ts.T
   const host = ts.createCompilerHost(options);
   const readFile = host.readFile.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
-  host.fileExists = ((exists) => (name: string) => name === virtualFile || exists(name))(host.fileExists.bind(host));
+  host.fileExists = (
+    (exists) => (name: string) =>
+      name === virtualFile || exists(name)
+  )(host.fileExists.bind(host));
   host.readFile = (name) => (name === virtualFile ? source : readFile(name));
   host.getSourceFile = (name, languageVersion, onError, shouldCreate) =>
     name === virtualFile
@@ -128,7 +142,9 @@ function unknownFields(checker: ts.TypeChecker, value: unknown, type: ts.Type, p
     value.forEach((item, i) => unknownFields(checker, item, elementTypes[0]!, `${path}[${i}]`, errors));
     return;
   }
-  const objects = members.filter((member) => (member.flags & ts.TypeFlags.Object) !== 0 && !checker.isArrayType(member));
+  const objects = members.filter(
+    (member) => (member.flags & ts.TypeFlags.Object) !== 0 && !checker.isArrayType(member),
+  );
   if (objects.length === 0) return;
   for (const [key, child] of Object.entries(value)) {
     const childPath = path === "" ? key : `${path}.${key}`;
@@ -137,7 +153,9 @@ function unknownFields(checker: ts.TypeChecker, value: unknown, type: ts.Type, p
       unknownFields(checker, child, checker.getTypeOfSymbol(property), childPath, errors);
       continue;
     }
-    const index = objects.map((member) => checker.getIndexInfoOfType(member, ts.IndexKind.String)).find((i) => i !== undefined);
+    const index = objects
+      .map((member) => checker.getIndexInfoOfType(member, ts.IndexKind.String))
+      .find((i) => i !== undefined);
     if (index !== undefined) unknownFields(checker, child, index.type, childPath, errors);
     else errors.push(`${childPath}: unknown field "${key}"`);
   }
@@ -153,7 +171,8 @@ export function manifestId(manifest: Manifest): string {
  * `partial: true` (patch fragments) only the unknown-field check runs.
  */
 export function validateManifest(manifest: unknown, { partial = false }: { partial?: boolean } = {}): string[] {
-  if (manifest === null || typeof manifest !== "object" || Array.isArray(manifest)) return ["a manifest must be a mapping"];
+  if (manifest === null || typeof manifest !== "object" || Array.isArray(manifest))
+    return ["a manifest must be a mapping"];
   const m = manifest as Manifest;
   const key = `${String(m.apiVersion)}/${String(m.kind)}`;
   const info = KINDS[key];

@@ -9,9 +9,11 @@ export async function waitUntilApplied(sql: Sql, keys: string[], timeoutMs: numb
     const found = new Set(rows.map((row) => row.key));
     return keys.filter((key) => !found.has(key));
   };
-  await waitFor("every acknowledged identify applied", async () => ((await missing()).length === 0 ? true : undefined), timeoutMs).catch(
-    async (error: unknown) => {
-      throw new Error(`${(error as Error).message}; not applied: ${JSON.stringify((await missing()).slice(0, 10))}`);
-    },
-  );
+  await waitFor(
+    "every acknowledged identify applied",
+    async () => ((await missing()).length === 0 ? true : undefined),
+    timeoutMs,
+  ).catch(async (error: unknown) => {
+    throw new Error(`${(error as Error).message}; not applied: ${JSON.stringify((await missing()).slice(0, 10))}`);
+  });
 }

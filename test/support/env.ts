@@ -13,7 +13,15 @@ export function uniqueName(label: string): string {
 export function testConfig(databaseUrl: string, queuePrefix: string, overrides: Partial<Config> = {}): Config {
   return {
     // The shared test Redis runs without persistence; tests of the durability check start their own.
-    ...loadConfig({ DATABASE_URL: databaseUrl, REDIS_URL, QUEUE_PREFIX: queuePrefix, PORT: "0", METRICS_PORT: "0", LOG_LEVEL: "debug", REDIS_DURABILITY: "warn" }),
+    ...loadConfig({
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: queuePrefix,
+      PORT: "0",
+      METRICS_PORT: "0",
+      LOG_LEVEL: "debug",
+      REDIS_DURABILITY: "warn",
+    }),
     ...overrides,
   };
 }

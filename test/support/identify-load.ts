@@ -6,7 +6,13 @@ export interface LoadOutcome {
 }
 
 /** `clients` callers sending identifies one after another until `until` (ms since the epoch). */
-export async function identifyLoad(baseUrl: string, token: string, label: string, clients: number, until: number): Promise<LoadOutcome> {
+export async function identifyLoad(
+  baseUrl: string,
+  token: string,
+  label: string,
+  clients: number,
+  until: number,
+): Promise<LoadOutcome> {
   const outcome: LoadOutcome = { acknowledged: [], statuses: new Set(), slowestMs: 0 };
   let n = 0;
   const client = async () => {

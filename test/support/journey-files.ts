@@ -30,7 +30,14 @@ export function sampleJourney(overrides: Partial<JourneyFile> = {}): JourneyFile
       {
         id: 20,
         type: "delay",
-        delay: { duration: 1.5, duration_unit: "days", delivery_option: 2, delay_property: "trial_ends_at", property_type: "date", preferred_delivery_time: "09:30" },
+        delay: {
+          duration: 1.5,
+          duration_unit: "days",
+          delivery_option: 2,
+          delay_property: "trial_ends_at",
+          property_type: "date",
+          preferred_delivery_time: "09:30",
+        },
       },
       {
         id: 30,
@@ -39,12 +46,35 @@ export function sampleJourney(overrides: Partial<JourneyFile> = {}): JourneyFile
         message: {
           from: "hello@example.com",
           reply_to: "support@example.com",
-          contents: [content("fr", false, 1), content(null, false, 2), content("en-GB", false, 3), content("de", true, 4), content("en", false, 5)],
+          contents: [
+            content("fr", false, 1),
+            content(null, false, 2),
+            content("en-GB", false, 3),
+            content("de", true, 4),
+            content("en", false, 5),
+          ],
         },
       },
-      { id: 40, type: "branch", conditions: { combinator: "or", groups: [{ combinator: "and", rules: [{ property: "plan", operator: "eq", value: "pro" }] }] } },
-      { id: 50, type: "sms", title: "Reminder", message: { from: null, reply_to: null, contents: [content("en", true, 6)] } },
-      { id: 60, type: "push", title: "Nudge", message: { from: null, reply_to: null, contents: [content("es", false, 7), content("en", true, 8)] } },
+      {
+        id: 40,
+        type: "branch",
+        conditions: {
+          combinator: "or",
+          groups: [{ combinator: "and", rules: [{ property: "plan", operator: "eq", value: "pro" }] }],
+        },
+      },
+      {
+        id: 50,
+        type: "sms",
+        title: "Reminder",
+        message: { from: null, reply_to: null, contents: [content("en", true, 6)] },
+      },
+      {
+        id: 60,
+        type: "push",
+        title: "Nudge",
+        message: { from: null, reply_to: null, contents: [content("es", false, 7), content("en", true, 8)] },
+      },
       { id: 70, type: "exit" },
     ],
     edges: [
@@ -71,7 +101,13 @@ export function chainJourney(size: number): JourneyFile {
     else if (type === "email") {
       const contents = [content("en", true, id), content("fr", false, id), content("de", false, id)];
       nodes.push({ id, type, title: `Email ${id}`, message: { from: "news@example.com", reply_to: null, contents } });
-    } else nodes.push({ id, type, title: `${type} ${id}`, message: { from: null, reply_to: null, contents: [content("en", true, id)] } });
+    } else
+      nodes.push({
+        id,
+        type,
+        title: `${type} ${id}`,
+        message: { from: null, reply_to: null, contents: [content("en", true, id)] },
+      });
   }
   nodes.push({ id: size, type: "exit" });
   const edges = nodes.slice(1).map((node) => ({ from: node.id - 1, to: node.id }));

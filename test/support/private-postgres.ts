@@ -35,7 +35,17 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       : execFileSync(join(bin, program), args, { stdio: "ignore" });
   const data = join(dir, "data");
   run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
-  const start = () => run("pg_ctl", ["-D", data, "-w", "-l", join(dir, "log"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, "start"]);
+  const start = () =>
+    run("pg_ctl", [
+      "-D",
+      data,
+      "-w",
+      "-l",
+      join(dir, "log"),
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+      "start",
+    ]);
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

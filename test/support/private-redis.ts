@@ -43,11 +43,18 @@ export async function startPrivateRedis(settings: string[]): Promise<PrivateRedi
   const clients: Redis[] = [];
 
   const start = async () => {
-    child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...settings], { stdio: "ignore" });
+    child = spawn(
+      "redis-server",
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...settings],
+      { stdio: "ignore" },
+    );
     for (let tries = 0; tries < 100; tries += 1) {
       const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       probe.on("error", () => {});
-      const up = await probe.connect().then(() => probe.ping().then(() => true), () => false);
+      const up = await probe.connect().then(
+        () => probe.ping().then(() => true),
+        () => false,
+      );
       probe.disconnect();
       if (up) return;
       await sleep(50);

@@ -36,7 +36,10 @@ export interface CtlResult {
 }
 
 export async function runCtl(env: NodeJS.ProcessEnv, args: string[]): Promise<CtlResult> {
-  const child = spawn(process.execPath, [join(ROOT, "apps/ctl/dist/main.js"), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [join(ROOT, "apps/ctl/dist/main.js"), ...args], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,5 +1,4 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
+import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
 
 /**
  * A TCP proxy in front of a real service, so a test can cut the service off (every connection

@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { Credential } from "@cm/db";
-import { CredentialCache, CredentialLookupsThrottled, CredentialStoreUnavailable } from "../../apps/gateway/src/auth/credential-cache";
+import {
+  CredentialCache,
+  CredentialLookupsThrottled,
+  CredentialStoreUnavailable,
+} from "../../apps/gateway/src/auth/credential-cache";
 
 const CREDENTIAL: Credential = { projectId: 7, kind: "api_key", permissions: ["campaign:read"] };
 
@@ -81,7 +85,11 @@ describe("CredentialCache lookups of tokens it does not know", () => {
     expect(await cache.verify("good")).toEqual(CREDENTIAL);
     const flood = await Promise.allSettled(Array.from({ length: 10 }, (_, n) => cache.verify(`random-${n}`)));
     expect(flood.filter((r) => r.status === "fulfilled")).toHaveLength(2);
-    expect(flood.filter((r) => r.status === "rejected").every((r) => (r as PromiseRejectedResult).reason instanceof CredentialLookupsThrottled)).toBe(true);
+    expect(
+      flood
+        .filter((r) => r.status === "rejected")
+        .every((r) => (r as PromiseRejectedResult).reason instanceof CredentialLookupsThrottled),
+    ).toBe(true);
     expect(store.calls).toBe(3);
     // Its verdict expired while a flood has used up the lookups: the last verdict still answers.
     now = 1500;

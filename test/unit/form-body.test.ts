@@ -7,7 +7,9 @@ const parsed = (text: string) => JSON.parse(JSON.stringify(parseFormBody(text)))
 
 describe("parseFormBody (Rack's bracket nesting)", () => {
   it("nests bracketed names and keeps every value a string", () => {
-    expect(parsed("id=7&email=ada%40example.com&data[age]=20&data[name]=Ada+Lovelace&extras[created_at]=1700000000")).toEqual({
+    expect(
+      parsed("id=7&email=ada%40example.com&data[age]=20&data[name]=Ada+Lovelace&extras[created_at]=1700000000"),
+    ).toEqual({
       id: "7",
       email: "ada@example.com",
       data: { age: "20", name: "Ada Lovelace" },
@@ -20,15 +22,31 @@ describe("parseFormBody (Rack's bracket nesting)", () => {
       { type: "push", address: "t1", platform: "ios" },
       { type: "push", address: "t2" },
     ];
-    expect(parsed("channels[0][type]=push&channels[0][address]=t1&channels[0][platform]=ios&channels[1][type]=push&channels[1][address]=t2")).toEqual({ channels });
-    expect(parsed("channels[][type]=push&channels[][address]=t1&channels[][platform]=ios&channels[][type]=push&channels[][address]=t2")).toEqual({ channels });
+    expect(
+      parsed(
+        "channels[0][type]=push&channels[0][address]=t1&channels[0][platform]=ios&channels[1][type]=push&channels[1][address]=t2",
+      ),
+    ).toEqual({ channels });
+    expect(
+      parsed(
+        "channels[][type]=push&channels[][address]=t1&channels[][platform]=ios&channels[][type]=push&channels[][address]=t2",
+      ),
+    ).toEqual({ channels });
     expect(parsed("data[tags][]=a&data[tags][]=b")).toEqual({ data: { tags: ["a", "b"] } });
-    expect(parsed("channels%5B0%5D%5Btype%5D=sms&channels%5B0%5D%5Baddress%5D=%2B15550100")).toEqual({ channels: [{ type: "sms", address: "+15550100" }] });
+    expect(parsed("channels%5B0%5D%5Btype%5D=sms&channels%5B0%5D%5Baddress%5D=%2B15550100")).toEqual({
+      channels: [{ type: "sms", address: "+15550100" }],
+    });
   });
 
   it("keeps names that an object's prototype has as plain fields", () => {
-    const fields = parseFormBody("data[toString]=x&data[constructor]=y&__proto__[polluted]=1") as Record<string, unknown>;
-    expect(JSON.parse(JSON.stringify(fields))).toEqual({ data: { toString: "x", constructor: "y" }, ["__proto__"]: { polluted: "1" } });
+    const fields = parseFormBody("data[toString]=x&data[constructor]=y&__proto__[polluted]=1") as Record<
+      string,
+      unknown
+    >;
+    expect(JSON.parse(JSON.stringify(fields))).toEqual({
+      data: { toString: "x", constructor: "y" },
+      ["__proto__"]: { polluted: "1" },
+    });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 

@@ -7,45 +7,72 @@ const event = (n: number): IdentifyEvent => ({ projectId: 1, key: `i:${n}`, id: 
 describe("IdentifyBatcher", () => {
   it("writes concurrent events together, in one write, once the wait elapses", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(async (events) => {
-      writes.push(events.map((e) => e.t));
-    }, { maxBatchSize: 100, maxWaitMs: 5 });
+    const batcher = new IdentifyBatcher(
+      async (events) => {
+        writes.push(events.map((e) => e.t));
+      },
+      { maxBatchSize: 100, maxWaitMs: 5 },
+    );
     await Promise.all([1, 2, 3].map((n) => batcher.enqueue(event(n))));
     expect(writes).toEqual([[1, 2, 3]]);
   });
 
   it("writes as soon as a batch is full", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(async (events) => {
-      writes.push(events.map((e) => e.t));
-    }, { maxBatchSize: 2, maxWaitMs: 60_000 });
+    const batcher = new IdentifyBatcher(
+      async (events) => {
+        writes.push(events.map((e) => e.t));
+      },
+      { maxBatchSize: 2, maxWaitMs: 60_000 },
+    );
     await Promise.all([1, 2, 3, 4].map((n) => batcher.enqueue(event(n))));
-    expect(writes).toEqual([[1, 2], [3, 4]]);
+    expect(writes).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
   });
 
   it("never writes more bytes of bodies in one batch than allowed, unless one body alone is larger", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(async (events) => {
-      writes.push(events.map((e) => e.t));
-    }, { maxBatchSize: 500, maxBatchBytes: 1000, maxWaitMs: 60_000 });
+    const batcher = new IdentifyBatcher(
+      async (events) => {
+        writes.push(events.map((e) => e.t));
+      },
+      { maxBatchSize: 500, maxBatchBytes: 1000, maxWaitMs: 60_000 },
+    );
     const sizes = [400, 400, 400, 1500, 100, 900, 50];
-    await Promise.all(sizes.map((bytes, n) => batcher.enqueue(event(n), bytes).then(() => undefined)).concat([batcher.drain()]));
+    await Promise.all(
+      sizes.map((bytes, n) => batcher.enqueue(event(n), bytes).then(() => undefined)).concat([batcher.drain()]),
+    );
     expect(writes).toEqual([[0, 1], [2], [3], [4, 5], [6]]);
   });
 
   it("settles each caller with the write that holds its event, and fails exactly a failed write's callers", async () => {
     let call = 0;
-    const batcher = new IdentifyBatcher(async () => {
-      call += 1;
-      if (call === 2) throw new Error("redis down");
-    }, { maxBatchSize: 2, maxWaitMs: 60_000 });
+    const batcher = new IdentifyBatcher(
+      async () => {
+        call += 1;
+        if (call === 2) throw new Error("redis down");
+      },
+      { maxBatchSize: 2, maxWaitMs: 60_000 },
+    );
     const outcomes = await Promise.allSettled([1, 2, 3, 4, 5, 6].map((n) => batcher.enqueue(event(n))));
-    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected", "fulfilled", "fulfilled"]);
+    expect(outcomes.map((o) => o.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
   });
 
   it("does not acknowledge before the write has finished", async () => {
     let finishWrite = () => {};
-    const batcher = new IdentifyBatcher(() => new Promise<void>((resolve) => (finishWrite = resolve)), { maxBatchSize: 1, maxWaitMs: 1 });
+    const batcher = new IdentifyBatcher(() => new Promise<void>((resolve) => (finishWrite = resolve)), {
+      maxBatchSize: 1,
+      maxWaitMs: 1,
+    });
     let acknowledged = false;
     const pending = batcher.enqueue(event(1)).then(() => (acknowledged = true));
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -57,10 +84,13 @@ describe("IdentifyBatcher", () => {
 
   it("drain writes what is pending and waits for writes in flight", async () => {
     const written: number[] = [];
-    const batcher = new IdentifyBatcher(async (events) => {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      written.push(...events.map((e) => e.t));
-    }, { maxBatchSize: 100, maxWaitMs: 60_000 });
+    const batcher = new IdentifyBatcher(
+      async (events) => {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        written.push(...events.map((e) => e.t));
+      },
+      { maxBatchSize: 100, maxWaitMs: 60_000 },
+    );
     const pending = [batcher.enqueue(event(1)), batcher.enqueue(event(2))];
     await batcher.drain();
     expect(written).toEqual([1, 2]);

@@ -21,7 +21,11 @@ describe("parseTimestamp", () => {
 
 describe("toIdentifyEvent", () => {
   it("keys a profile by id, else by its email as the id, and stores id as text", () => {
-    expect(toIdentifyEvent(1, { id: 42, email: "a@b.co" }, NOW)).toMatchObject({ key: "i:42", id: "42", email: "a@b.co" });
+    expect(toIdentifyEvent(1, { id: 42, email: "a@b.co" }, NOW)).toMatchObject({
+      key: "i:42",
+      id: "42",
+      email: "a@b.co",
+    });
     expect(toIdentifyEvent(1, { email: "a@b.co" }, NOW)).toMatchObject({ key: "i:a@b.co", id: "a@b.co" });
     expect(toIdentifyEvent(1, { id: null, email: "a@b.co" }, NOW)).toMatchObject({ key: "i:a@b.co", id: "a@b.co" });
     expect(() => toIdentifyEvent(1, { id: null }, NOW)).toThrow(/id or email/);
@@ -33,7 +37,9 @@ describe("toIdentifyEvent", () => {
     expect(toIdentifyEvent(1, { id: "u", channels: { type: "sms", address: "+15550100" } }, NOW).channels).toEqual([
       { type: "sms", address: "+15550100", platform: null },
     ]);
-    expect(toIdentifyEvent(1, { id: "u", data: null, email: null, channels: null, extras: null }, NOW)).toEqual(toIdentifyEvent(1, { id: "u" }, NOW));
+    expect(toIdentifyEvent(1, { id: "u", data: null, email: null, channels: null, extras: null }, NOW)).toEqual(
+      toIdentifyEvent(1, { id: "u" }, NOW),
+    );
     expect(toIdentifyEvent(1, { id: "u", phone_number: "+1 555 0100" }, NOW).phoneNumber).toBe("+1 555 0100");
   });
 
@@ -44,15 +50,19 @@ describe("toIdentifyEvent", () => {
 
   it("orders by extras.created_at, or by the receive time", () => {
     expect(toIdentifyEvent(1, { id: "u" }, NOW).t).toBe(NOW);
-    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: "2026-06-01T11:00:00Z" } }, NOW).t).toBe(NOW - 3_600_000);
+    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: "2026-06-01T11:00:00Z" } }, NOW).t).toBe(
+      NOW - 3_600_000,
+    );
   });
 
   it("refuses a created_at more than five minutes ahead, but allows clock skew below that", () => {
     const ahead = (ms: number) => new Date(NOW + ms).toISOString();
-    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS) } }, NOW).t).toBe(NOW + MAX_FUTURE_SKEW_MS);
-    expect(() => toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS + 1000) } }, NOW)).toThrow(
-      IdentifyRejection,
+    expect(toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS) } }, NOW).t).toBe(
+      NOW + MAX_FUTURE_SKEW_MS,
     );
+    expect(() =>
+      toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS + 1000) } }, NOW),
+    ).toThrow(IdentifyRejection);
   });
 
   it("needs an id or an email", () => {

@@ -1,4 +1,11 @@
-import { canTransition, graphProblems, journeyFileProblems, type GraphEdge, type GraphNode, type JourneyFile } from "@cm/domain";
+import {
+  canTransition,
+  graphProblems,
+  journeyFileProblems,
+  type GraphEdge,
+  type GraphNode,
+  type JourneyFile,
+} from "@cm/domain";
 import { describe, expect, it } from "vitest";
 
 const node = (id: number, type: string): GraphNode => ({ id, type });
@@ -147,7 +154,9 @@ describe("journeyFileProblems", () => {
   });
 
   it("wants an event_name on exactly the event triggers", () => {
-    expect(journeyFileProblems(file({ trigger: { type: "event" } }))).toEqual(["trigger: an event trigger needs an event_name"]);
+    expect(journeyFileProblems(file({ trigger: { type: "event" } }))).toEqual([
+      "trigger: an event trigger needs an event_name",
+    ]);
     expect(journeyFileProblems(file({ trigger: { type: "segment", event_name: "x" } }))).toEqual([
       "trigger: only an event trigger has an event_name",
     ]);

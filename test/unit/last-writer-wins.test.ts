@@ -3,7 +3,12 @@ import { describe, expect, it } from "vitest";
 import { mergeStates, stateFromEvent, visibleProfile, type IdentifyEvent, type ProfileState } from "@cm/domain";
 
 const base = { projectId: 1, key: "i:u", id: "u" };
-const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({ ...base, t, updateOnly: false, ...fields });
+const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({
+  ...base,
+  t,
+  updateOnly: false,
+  ...fields,
+});
 const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFromEvent).reduce(mergeStates);
 
 describe("last-writer-wins per field", () => {
@@ -13,11 +18,19 @@ describe("last-writer-wins per field", () => {
       at(1, { email: "old@x.co", phoneNumber: "+100", data: { plan: "free", city: "Oslo" } }),
       at(3, { phoneNumber: "+200" }),
     );
-    expect(visibleProfile(state)).toMatchObject({ email: "new@x.co", phoneNumber: "+200", data: { plan: "pro", city: "Oslo" } });
+    expect(visibleProfile(state)).toMatchObject({
+      email: "new@x.co",
+      phoneNumber: "+200",
+      data: { plan: "pro", city: "Oslo" },
+    });
   });
 
   it("clears a data key set to null, and an older value does not bring it back", () => {
-    const state = merged(at(1, { data: { plan: "pro" } }), at(3, { data: { plan: null } }), at(2, { data: { plan: "team" } }));
+    const state = merged(
+      at(1, { data: { plan: "pro" } }),
+      at(3, { data: { plan: null } }),
+      at(2, { data: { plan: "team" } }),
+    );
     expect(visibleProfile(state)?.data).toEqual({});
   });
 
@@ -30,7 +43,12 @@ describe("last-writer-wins per field", () => {
   it("keys channels by type and address", () => {
     const state = merged(
       at(1, { channels: [{ type: "push", address: "t1", platform: "ios" }] }),
-      at(2, { channels: [{ type: "push", address: "t1", platform: "android" }, { type: "sms", address: "+100", platform: null }] }),
+      at(2, {
+        channels: [
+          { type: "push", address: "t1", platform: "android" },
+          { type: "sms", address: "+100", platform: null },
+        ],
+      }),
     );
     expect(visibleProfile(state)?.channels).toEqual([
       { type: "push", address: "t1", platform: "android" },
@@ -40,20 +58,26 @@ describe("last-writer-wins per field", () => {
 
   it("applies update_only updates only from the time the profile exists", () => {
     expect(visibleProfile(merged(at(5, { updateOnly: true, data: { a: 1 } })))).toBeNull();
-    const state = merged(at(3, { updateOnly: true, data: { early: 1 } }), at(4, { data: { b: 2 } }), at(5, { updateOnly: true, data: { late: 3 } }));
+    const state = merged(
+      at(3, { updateOnly: true, data: { early: 1 } }),
+      at(4, { data: { b: 2 } }),
+      at(5, { updateOnly: true, data: { late: 3 } }),
+    );
     expect(visibleProfile(state)?.data).toEqual({ b: 2, late: 3 });
   });
 
   it("is commutative, associative and idempotent", () => {
-    const event = fc.record({
-      t: fc.integer({ min: 1, max: 4 }),
-      updateOnly: fc.boolean(),
-      email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
-      phoneNumber: fc.option(fc.constantFrom("+100", "+200"), { nil: undefined }),
-      data: fc.dictionary(fc.constantFrom("k1", "k2"), fc.constantFrom(null, 1, "v")),
-    }).map(({ t, updateOnly, email, phoneNumber, data }) =>
-      at(t, { updateOnly, data, ...(email ? { email } : {}), ...(phoneNumber ? { phoneNumber } : {}) }),
-    );
+    const event = fc
+      .record({
+        t: fc.integer({ min: 1, max: 4 }),
+        updateOnly: fc.boolean(),
+        email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
+        phoneNumber: fc.option(fc.constantFrom("+100", "+200"), { nil: undefined }),
+        data: fc.dictionary(fc.constantFrom("k1", "k2"), fc.constantFrom(null, 1, "v")),
+      })
+      .map(({ t, updateOnly, email, phoneNumber, data }) =>
+        at(t, { updateOnly, data, ...(email ? { email } : {}), ...(phoneNumber ? { phoneNumber } : {}) }),
+      );
     fc.assert(
       fc.property(event, event, event, (x, y, z) => {
         const [a, b, c] = [x, y, z].map(stateFromEvent) as [ProfileState, ProfileState, ProfileState];

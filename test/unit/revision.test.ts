@@ -12,12 +12,18 @@ describe("resolveRevision", () => {
   });
 
   it("refuses a date before the first revision", () => {
-    expect(resolveRevision("2022-12-31")).toMatchObject({ ok: false, message: expect.stringMatching(/before the first revision/) });
+    expect(resolveRevision("2022-12-31")).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/before the first revision/),
+    });
   });
 
   it("refuses malformed dates and impossible days", () => {
     for (const header of ["2024-1-01", "20240101", "yesterday", "2024-02-30", "2024-13-01", " 2024-01-01"]) {
-      expect(resolveRevision(header), header).toMatchObject({ ok: false, message: expect.stringMatching(/YYYY-MM-DD/) });
+      expect(resolveRevision(header), header).toMatchObject({
+        ok: false,
+        message: expect.stringMatching(/YYYY-MM-DD/),
+      });
     }
   });
 });

@@ -62,7 +62,10 @@ describe("topic body rules", () => {
 
 describe("applying a patch", () => {
   it("leaves omitted fields unchanged (rule 1)", () => {
-    expect(applyTopicPatch(current, { default_status: "unsubscribed" })).toEqual({ ...current, default_status: "unsubscribed" });
+    expect(applyTopicPatch(current, { default_status: "unsubscribed" })).toEqual({
+      ...current,
+      default_status: "unsubscribed",
+    });
   });
 
   it("clears the description when it is null (rule 2)", () => {
@@ -105,7 +108,10 @@ describe("topic list pages", () => {
   });
 
   it("accepts a limit from 1 to 100 and a cursor it issued", () => {
-    expect(topicPageRequest({ limit: "100", cursor: topicCursor(17) })).toEqual({ ok: true, page: { limit: 100, afterId: 17 } });
+    expect(topicPageRequest({ limit: "100", cursor: topicCursor(17) })).toEqual({
+      ok: true,
+      page: { limit: 100, afterId: 17 },
+    });
     expect(topicPageRequest({ limit: "1" })).toMatchObject({ ok: true, page: { limit: 1 } });
   });
 

@@ -10,11 +10,15 @@ describe("typia transform", () => {
     expect(() => parseIdentifyBody({ id: { nested: true }, email: "ada@example.com" })).toThrow(ApiError);
     expect(() => parseIdentifyBody({ id: "u1", channels: [{ type: "push" }] })).toThrow(/channels\[0\]\.address/);
     expect(() => parseIdentifyBody({ id: "u1", data: [1, 2] })).toThrow(/data/);
-    expect(() => parseIdentifyBody({ id: "u1", preferences: { topics: [{ id: 1, status: "maybe" }] } })).toThrow(/status/);
+    expect(() => parseIdentifyBody({ id: "u1", preferences: { topics: [{ id: 1, status: "maybe" }] } })).toThrow(
+      /status/,
+    );
   });
 
   it("accepts a well-formed identify body", () => {
-    expect(parseIdentifyBody({ id: 7, email: "ada@example.com", data: { a: [1, { b: null }] } })).toMatchObject({ id: 7 });
+    expect(parseIdentifyBody({ id: 7, email: "ada@example.com", data: { a: [1, { b: null }] } })).toMatchObject({
+      id: 7,
+    });
   });
 
   it("validates the configuration at start-up", () => {

@@ -40,10 +40,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const redis = producerConnection(config.redisUrl);
   redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
   if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
-    await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch((error: unknown) => {
-      redis.disconnect();
-      throw error;
-    });
+    await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(
+      (error: unknown) => {
+        redis.disconnect();
+        throw error;
+      },
+    );
   } else {
     logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
   }
@@ -60,8 +62,15 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     redis,
     identifyQueue: queue,
     topicFanoutQueue: fanoutQueue,
-    credentials: new CredentialCache((token) => findCredential(sql, token), { lookupsPerSecond: config.unknownTokenLookupsPerSecond }),
-    rateLimiter: new RateLimiter(redis, config.queuePrefix, { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst }, logger),
+    credentials: new CredentialCache((token) => findCredential(sql, token), {
+      lookupsPerSecond: config.unknownTokenLookupsPerSecond,
+    }),
+    rateLimiter: new RateLimiter(
+      redis,
+      config.queuePrefix,
+      { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst },
+      logger,
+    ),
     identifyBatcher: new IdentifyBatcher(
       async (events) => {
         await queue.add("identify", { events, acceptedAt: Date.now() });
@@ -85,7 +94,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
   const server = createServer(
-    { headersTimeout: config.httpHeadersTimeoutMs, requestTimeout: config.httpRequestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    {
+      headersTimeout: config.httpHeadersTimeoutMs,
+      requestTimeout: config.httpRequestTimeoutMs,
+      connectionsCheckingInterval: 1_000,
+    },
     createApp(deps).callback(),
   );
   server.maxConnections = config.httpMaxConnections;

@@ -71,7 +71,8 @@ export class IdentifyBatcher {
       if (this.pending.length > 0 && this.pendingBytes + bytes > this.options.maxBatchBytes) this.flush();
       this.pending.push({ event, resolve, reject });
       this.pendingBytes += bytes;
-      if (this.pending.length >= this.options.maxBatchSize || this.pendingBytes >= this.options.maxBatchBytes) this.flush();
+      if (this.pending.length >= this.options.maxBatchSize || this.pendingBytes >= this.options.maxBatchBytes)
+        this.flush();
       else if (this.timer === null) this.timer = setTimeout(() => this.flush(), this.options.maxWaitMs);
     });
   }

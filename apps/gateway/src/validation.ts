@@ -10,7 +10,11 @@ export function parseIdentifyBody(body: unknown): IdentifyBody {
   }
   const result = validateIdentifyBody(body);
   if (!result.success) {
-    throw ApiError.badRequest(describeTypiaErrors(result.errors).map((e) => e.message).join("; "));
+    throw ApiError.badRequest(
+      describeTypiaErrors(result.errors)
+        .map((e) => e.message)
+        .join("; "),
+    );
   }
   const problem = jsonValueProblem(body);
   if (problem !== null) throw ApiError.badRequest(problem);

@@ -17,7 +17,13 @@ export interface HealthServer {
  */
 export async function startHealthServer(
   port: number,
-  deps: { sql: Sql; redis: Redis; registry: Registry; readiness: { accepting: boolean }; redisDurability: RedisDurabilityMode },
+  deps: {
+    sql: Sql;
+    redis: Redis;
+    registry: Registry;
+    readiness: { accepting: boolean };
+    redisDurability: RedisDurabilityMode;
+  },
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
     const reply = (status: number, body: string, type = "application/json") => {
@@ -26,13 +32,27 @@ export async function startHealthServer(
     };
     if (req.url === "/healthz") return reply(200, '{"status":"ok"}');
     if (req.url === "/metrics") {
-      deps.registry.metrics().then((text) => reply(200, text, deps.registry.contentType), () => reply(500, "{}"));
+      deps.registry.metrics().then(
+        (text) => reply(200, text, deps.registry.contentType),
+        () => reply(500, "{}"),
+      );
       return;
     }
     if (req.url === "/readyz") {
-      probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => checkRedisReady(deps.redis, deps.redisDurability) }).then(({ postgres, redis }) => {
+      probeDependencies({
+        postgres: () => deps.sql`SELECT 1`,
+        redis: () => checkRedisReady(deps.redis, deps.redisDurability),
+      }).then(({ postgres, redis }) => {
         const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
-        reply(ready ? 200 : 503, JSON.stringify({ status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting, postgres, redis }));
+        reply(
+          ready ? 200 : 503,
+          JSON.stringify({
+            status: ready ? "ready" : "not_ready",
+            accepting: deps.readiness.accepting,
+            postgres,
+            redis,
+          }),
+        );
       });
       return;
     }

@@ -21,8 +21,16 @@ export function createWorkerMetrics(): WorkerMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
-    identifyEventsApplied: new Counter({ name: "identify_events_applied_total", help: "Identify events applied to Postgres", registers }),
-    identifyDeadLetters: new Counter({ name: "identify_dead_letters_total", help: "Identify events Postgres refused, kept in identify_dead_letters", registers }),
+    identifyEventsApplied: new Counter({
+      name: "identify_events_applied_total",
+      help: "Identify events applied to Postgres",
+      registers,
+    }),
+    identifyDeadLetters: new Counter({
+      name: "identify_dead_letters_total",
+      help: "Identify events Postgres refused, kept in identify_dead_letters",
+      registers,
+    }),
     identifyLagSeconds: new Histogram({
       name: "identify_end_to_end_lag_seconds",
       help: "From the gateway accepting an identify to a worker having applied it",

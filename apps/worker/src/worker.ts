@@ -19,14 +19,25 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const connection = consumerConnection(config.redisUrl);
-  await checkRedisDurability(connection, config.redisDurability, (message) => logger.warn(message)).catch((error: unknown) => {
-    connection.disconnect();
-    throw error;
+  await checkRedisDurability(connection, config.redisDurability, (message) => logger.warn(message)).catch(
+    (error: unknown) => {
+      connection.disconnect();
+      throw error;
+    },
+  );
+  const sql = connect(config.databaseUrl, {
+    max: config.workerConcurrency + FANOUT_CONCURRENCY + 2,
+    applicationName: "cm-worker",
   });
-  const sql = connect(config.databaseUrl, { max: config.workerConcurrency + FANOUT_CONCURRENCY + 2, applicationName: "cm-worker" });
   const metrics = createWorkerMetrics();
   const readiness = { accepting: true };
-  const health = await startHealthServer(config.metricsPort, { sql, redis: connection, registry: metrics.registry, readiness, redisDurability: config.redisDurability });
+  const health = await startHealthServer(config.metricsPort, {
+    sql,
+    redis: connection,
+    registry: metrics.registry,
+    readiness,
+    redisDurability: config.redisDurability,
+  });
   // Listeners go on each worker as it is made: one without an "error" listener has BullMQ print
   // its errors to stderr whole, with the command's arguments.
   const workers: Worker[] = [];
@@ -35,7 +46,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     const logFailed = logThrottle(10);
     const logError = logThrottle(10);
     worker.on("failed", (job, error) =>
-      logFailed((suppressed) => logger.warn({ jobId: job?.id, attempts: job?.attemptsMade, err: error.message, suppressed }, `${name} job failed`)),
+      logFailed((suppressed) =>
+        logger.warn(
+          { jobId: job?.id, attempts: job?.attemptsMade, err: error.message, suppressed },
+          `${name} job failed`,
+        ),
+      ),
     );
     worker.on("error", (error) => {
       onRedisFull(error);

@@ -14,7 +14,9 @@ function withTimeout(work: Promise<unknown>): Promise<unknown> {
 }
 
 /** For readiness probes (gateway and worker): runs every check at once and says, by name, how it went. */
-export async function probeDependencies<Name extends string>(checks: Record<Name, () => Promise<unknown>>): Promise<Record<Name, ProbeResult>> {
+export async function probeDependencies<Name extends string>(
+  checks: Record<Name, () => Promise<unknown>>,
+): Promise<Record<Name, ProbeResult>> {
   const names = Object.keys(checks) as Name[];
   const settled = await Promise.allSettled(names.map((name) => withTimeout(checks[name]())));
   const result = (outcome: PromiseSettledResult<unknown> | undefined): ProbeResult => {

@@ -22,7 +22,9 @@ interface DrawnIds {
  */
 export async function insertJourney(sql: Db, projectId: number, file: JourneyFile): Promise<number> {
   const messageNodes = file.nodes.filter(isMessageNode);
-  const contents = messageNodes.flatMap((node, message) => node.message.contents.map((content) => ({ message, ...content })));
+  const contents = messageNodes.flatMap((node, message) =>
+    node.message.contents.map((content) => ({ message, ...content })),
+  );
   const [ids] = await sql<DrawnIds[]>`
     SELECT nextval('journeys_id_seq')::integer AS journey,
            ARRAY(SELECT nextval('journey_nodes_id_seq')::integer FROM generate_series(1, ${file.nodes.length}) ORDER BY 1) AS nodes,
@@ -43,7 +45,9 @@ export async function insertJourney(sql: Db, projectId: number, file: JourneyFil
       delay_property_type: node.delay.property_type ?? null,
       delay_preferred_delivery_time: node.delay.preferred_delivery_time ?? null,
     }),
-    ...(node.type === "branch" && { conditions: { combinator: node.conditions.combinator, groups: node.conditions.groups } }),
+    ...(node.type === "branch" && {
+      conditions: { combinator: node.conditions.combinator, groups: node.conditions.groups },
+    }),
     ...(isMessageNode(node) && { title: node.title ?? null }),
   }));
   const edgeRows = file.edges.map((edge) => ({
@@ -66,7 +70,9 @@ export async function insertJourney(sql: Db, projectId: number, file: JourneyFil
     preheader_text: content.preheader_text,
   }));
   const bodyRows = contents.flatMap(({ body }, i) =>
-    body === undefined ? [] : [{ content_id: contentIds[i] as number, html: body.html ?? null, text: body.text ?? null }],
+    body === undefined
+      ? []
+      : [{ content_id: contentIds[i] as number, html: body.html ?? null, text: body.text ?? null }],
   );
 
   await sql`
@@ -200,7 +206,10 @@ export async function journeyMessagesJson(sql: Db, projectId: number, journeyId:
 }
 
 /** The journey's project and status, locked until the transaction ends; null when there is no such journey. */
-export async function lockJourney(sql: Db, journeyId: number): Promise<{ projectId: number; status: JourneyStatus } | null> {
+export async function lockJourney(
+  sql: Db,
+  journeyId: number,
+): Promise<{ projectId: number; status: JourneyStatus } | null> {
   const [row] = await sql<{ projectId: number; status: JourneyStatus }[]>`
     SELECT project_id AS "projectId", status FROM journeys WHERE id = ${journeyId} FOR UPDATE`;
   return row ?? null;

@@ -27,16 +27,19 @@ const CHUNK_SETTINGS =
   "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; SET LOCAL jit = off; SET LOCAL synchronous_commit = off";
 
 /** After a chunk: `stale` when the generation is not the topic's latest default change. */
-export type FanoutStep =
-  | { state: "stale" }
-  | { state: "running" | "finished"; scanned: number; updated: number };
+export type FanoutStep = { state: "stale" } | { state: "running" | "finished"; scanned: number; updated: number };
 
 /**
  * Gives the next `chunkSize` profiles of the topic's project (keyset on key, after the saved
  * progress) the topic's default, skipping profiles with an explicit choice, and saves the
  * progress; one transaction, so a chunk is done exactly once whatever dies when.
  */
-export async function fanOutChunk(sql: Sql, topicId: number, generation: number, chunkSize: number): Promise<FanoutStep> {
+export async function fanOutChunk(
+  sql: Sql,
+  topicId: number,
+  generation: number,
+  chunkSize: number,
+): Promise<FanoutStep> {
   return sql.begin(async (tx) => {
     await tx.unsafe(CHUNK_SETTINGS);
     // The topic lock waits for a transaction changing the topic (the one that queued this job

@@ -34,7 +34,10 @@ export function graphProblems(graph: JourneyGraph): string[] {
   const edges = graph.edges.filter((edge) => {
     for (const end of [edge.from, edge.to]) {
       if (!byId.has(end)) {
-        broken("same-journey", `edge ${edge.from} -> ${edge.to} names node ${end}, which is not a node of this journey`);
+        broken(
+          "same-journey",
+          `edge ${edge.from} -> ${edge.to} names node ${end}, which is not a node of this journey`,
+        );
         return false;
       }
     }
@@ -45,7 +48,8 @@ export function graphProblems(graph: JourneyGraph): string[] {
   if (enters.length === 0) broken("one-enter", "the journey has no enter node");
   for (const extra of enters.slice(1)) broken("one-enter", `${label(extra.id)} is a second enter node`);
   for (const edge of edges) {
-    if (byId.get(edge.to)?.type === "enter") broken("enter-no-incoming", `${label(edge.to)} has an incoming edge from ${label(edge.from)}`);
+    if (byId.get(edge.to)?.type === "enter")
+      broken("enter-no-incoming", `${label(edge.to)} has an incoming edge from ${label(edge.from)}`);
   }
   if (!graph.nodes.some((node) => node.type === "exit")) broken("has-exit", "the journey has no exit node");
 
@@ -69,8 +73,10 @@ export function graphProblems(graph: JourneyGraph): string[] {
     const fromBranch = byId.get(edge.from)?.type === "branch";
     const index = edge.branch_index ?? null;
     const name = `edge ${edge.from} -> ${edge.to}`;
-    if (fromBranch && index === null) broken("branch-index", `${name} leaves ${label(edge.from)} without a branch_index`);
-    if (!fromBranch && index !== null) broken("branch-index", `${name} has a branch_index but ${label(edge.from)} is not a branch`);
+    if (fromBranch && index === null)
+      broken("branch-index", `${name} leaves ${label(edge.from)} without a branch_index`);
+    if (!fromBranch && index !== null)
+      broken("branch-index", `${name} has a branch_index but ${label(edge.from)} is not a branch`);
     if (fromBranch && index !== null) {
       const seen = branchIndexes.get(edge.from) ?? new Set<number>();
       if (seen.has(index)) broken("branch-index", `${label(edge.from)} has two edges with branch_index ${index}`);

@@ -102,11 +102,7 @@ export interface JourneyFileTextMessage {
 }
 
 export type JourneyFileNode =
-  | JourneyFileEnterOrExit
-  | JourneyFileDelay
-  | JourneyFileBranch
-  | JourneyFileEmail
-  | JourneyFileTextMessage;
+  JourneyFileEnterOrExit | JourneyFileDelay | JourneyFileBranch | JourneyFileEmail | JourneyFileTextMessage;
 
 export interface JourneyFileEdge {
   from: LocalId;
@@ -138,12 +134,15 @@ export function isMessageNode(node: JourneyFileNode): node is JourneyFileEmail |
 export function journeyFileProblems(file: JourneyFile): string[] {
   const problems = graphProblems(file);
   const eventName = file.trigger.event_name ?? null;
-  if (file.trigger.type === "event" && eventName === null) problems.push("trigger: an event trigger needs an event_name");
-  if (file.trigger.type !== "event" && eventName !== null) problems.push("trigger: only an event trigger has an event_name");
+  if (file.trigger.type === "event" && eventName === null)
+    problems.push("trigger: an event trigger needs an event_name");
+  if (file.trigger.type !== "event" && eventName !== null)
+    problems.push("trigger: only an event trigger has an event_name");
   for (const node of file.nodes) {
     if (!isMessageNode(node) || node.type === "email") continue;
     for (const field of ["from", "reply_to"] as const) {
-      if ((node.message[field] ?? null) !== null) problems.push(`node ${node.id} (${node.type}): message.${field} is email-only and must be null`);
+      if ((node.message[field] ?? null) !== null)
+        problems.push(`node ${node.id} (${node.type}): message.${field} is email-only and must be null`);
     }
   }
   return problems;

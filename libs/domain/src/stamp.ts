@@ -23,7 +23,9 @@ const SHORT_TIE_BREAKER = 64;
 export function tieBreaker(value: unknown): string {
   const text = canonicalJson(value);
   if (text.length > SHORT_TIE_BREAKER) return `#${createHash("sha256").update(text).digest("base64")}`;
-  return /[^\x00-\x7f]/.test(text) ? text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`) : text;
+  return /[\u0080-\uffff]/.test(text)
+    ? text.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+    : text;
 }
 
 export function stamp<V>(t: number, v: V): Stamped<V> {

@@ -69,7 +69,8 @@ export function topicNameProblems(name: string): string[] {
 
 export function topicDescriptionProblems(description: string | null): string[] {
   if (description === null) return [];
-  if (characters(description) > TOPIC_DESCRIPTION_MAX) return [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`];
+  if (characters(description) > TOPIC_DESCRIPTION_MAX)
+    return [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`];
   const unstorable = unstorableText(description);
   if (unstorable !== null) return [`description ${unstorable}`];
   return [];
@@ -157,7 +158,8 @@ export function topicPageRequest(query: {
   let afterId = 0;
   if (query.cursor !== undefined) {
     const id = typeof query.cursor === "string" ? afterIdFromCursor(query.cursor) : null;
-    if (id === null) problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
+    if (id === null)
+      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
     else afterId = id;
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, page: { limit, afterId } };

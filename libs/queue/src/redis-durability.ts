@@ -15,8 +15,10 @@ export async function redisDurabilityProblems(redis: Redis): Promise<string[] | 
     return null;
   }
   const problems: string[] = [];
-  if (settings.appendonly !== "yes") problems.push("appendonly is not yes: a Redis restart loses every queued identify");
-  else if (settings.appendfsync === "no") problems.push("appendfsync is no: a machine crash loses the last ~30 s of queued identifies");
+  if (settings.appendonly !== "yes")
+    problems.push("appendonly is not yes: a Redis restart loses every queued identify");
+  else if (settings.appendfsync === "no")
+    problems.push("appendfsync is no: a machine crash loses the last ~30 s of queued identifies");
   const policy = settings["maxmemory-policy"];
   if (policy !== undefined && policy !== "noeviction") {
     problems.push(`maxmemory-policy is ${policy}: Redis evicts keys when full, queued identifies included`);
@@ -47,7 +49,11 @@ export type RedisDurabilityMode = "require" | "warn";
  * At start-up: throws when Redis may lose accepted identifies and the mode requires it not to,
  * warns otherwise (and when its settings cannot be read).
  */
-export async function checkRedisDurability(redis: Redis, mode: RedisDurabilityMode, warn: (message: string) => void): Promise<void> {
+export async function checkRedisDurability(
+  redis: Redis,
+  mode: RedisDurabilityMode,
+  warn: (message: string) => void,
+): Promise<void> {
   const problems = await redisDurabilityProblems(redis);
   if (problems === null) {
     warn("Redis does not let us read its settings (CONFIG GET): durability not verified (docs/operations-redis.md)");
@@ -56,7 +62,9 @@ export async function checkRedisDurability(redis: Redis, mode: RedisDurabilityMo
   if (problems.length === 0) return;
   const message = `Redis may lose accepted identifies: ${problems.join("; ")}`;
   if (mode === "require") {
-    throw new Error(`${message}. Fix its settings (docs/operations-redis.md), or set REDIS_DURABILITY=warn to run anyway.`);
+    throw new Error(
+      `${message}. Fix its settings (docs/operations-redis.md), or set REDIS_DURABILITY=warn to run anyway.`,
+    );
   }
   warn(message);
 }

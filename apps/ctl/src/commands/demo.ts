@@ -23,8 +23,13 @@ function demoEvent(projectId: number, n: number, topicIds: number[], now: number
     t: now - (DEMO_PROFILES - n) * 60_000,
     updateOnly: false,
     email: `${id}@example.com`,
-    data: { plan: PLANS[n % PLANS.length] as string, language: LANGUAGES[n % LANGUAGES.length] as string, logins: n % 17 },
-    channels: n % 3 === 0 ? [{ type: "push", address: `device-token-${n}`, platform: n % 2 === 0 ? "ios" : "android" }] : [],
+    data: {
+      plan: PLANS[n % PLANS.length] as string,
+      language: LANGUAGES[n % LANGUAGES.length] as string,
+      logins: n % 17,
+    },
+    channels:
+      n % 3 === 0 ? [{ type: "push", address: `device-token-${n}`, platform: n % 2 === 0 ? "ios" : "android" }] : [],
   };
   if (n % 5 === 0 && topicIds[2] !== undefined) event.topics = [{ id: topicIds[2], status: "subscribed" }];
   if (n % 7 === 0 && topicIds[0] !== undefined) event.topics = [{ id: topicIds[0], status: "unsubscribed" }];
@@ -42,7 +47,9 @@ export async function demoCommand(sql: Sql) {
       SELECT id, name FROM projects WHERE name = ${DEMO_PROJECT_NAME} ORDER BY id LIMIT 1`;
     let project = existing;
     if (project === undefined) {
-      [project] = await tx<{ id: number; name: string }[]>`INSERT INTO projects (name) VALUES (${DEMO_PROJECT_NAME}) RETURNING id, name`;
+      [project] = await tx<
+        { id: number; name: string }[]
+      >`INSERT INTO projects (name) VALUES (${DEMO_PROJECT_NAME}) RETURNING id, name`;
       const { id: projectId } = project as { id: number };
       const topicIds: number[] = [];
       for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);

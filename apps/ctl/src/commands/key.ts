@@ -3,7 +3,14 @@ import { isPermission, PERMISSIONS, type Permission } from "@cm/domain";
 import { CliError } from "../cli-error";
 
 export function parsePermissions(text: string): Permission[] {
-  const names = [...new Set(text.split(",").map((p) => p.trim()).filter((p) => p !== ""))];
+  const names = [
+    ...new Set(
+      text
+        .split(",")
+        .map((p) => p.trim())
+        .filter((p) => p !== ""),
+    ),
+  ];
   const unknown = names.filter((name) => !isPermission(name));
   if (unknown.length > 0) {
     throw new CliError(`unknown permission ${unknown.join(", ")} (known: ${PERMISSIONS.join(", ")})`, 2);

@@ -1,5 +1,11 @@
 import { insertTopic, isDuplicateTopicName, projectExists, type Sql } from "@cm/db";
-import { topicDescriptionProblems, topicNameProblems, topicResource, TOPIC_STATUSES, type TopicStatus } from "@cm/domain";
+import {
+  topicDescriptionProblems,
+  topicNameProblems,
+  topicResource,
+  TOPIC_STATUSES,
+  type TopicStatus,
+} from "@cm/domain";
 import { CliError } from "../cli-error";
 
 export async function createTopicCommand(
@@ -21,7 +27,8 @@ export async function createTopicCommand(
     });
     return topicResource(topic);
   } catch (error) {
-    if (isDuplicateTopicName(error)) throw new CliError(`project ${input.projectId} already has a topic named "${input.name.trim()}"`);
+    if (isDuplicateTopicName(error))
+      throw new CliError(`project ${input.projectId} already has a topic named "${input.name.trim()}"`);
     throw error;
   }
 }

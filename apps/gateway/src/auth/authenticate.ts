@@ -63,7 +63,11 @@ export function identifyCredential(querystring: string, body: unknown): string |
 }
 
 /** Identify: 401 without a valid auth token. An unverifiable token is our failure, a 500. */
-export async function authenticateIdentify(cache: CredentialCache, querystring: string, body: unknown): Promise<Credential> {
+export async function authenticateIdentify(
+  cache: CredentialCache,
+  querystring: string,
+  body: unknown,
+): Promise<Credential> {
   const token = identifyCredential(querystring, body);
   if (token === null) throw ApiError.unauthorized();
   const credential = await cache.verify(token);

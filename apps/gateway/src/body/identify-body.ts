@@ -21,7 +21,8 @@ const readRawBody = bodyParser({
 
 /** Form clients that cannot nest send `data` as JSON text: a JSON object there is that object. */
 function withDataParsed(fields: FormValue): FormValue {
-  if (fields === null || typeof fields !== "object" || Array.isArray(fields) || typeof fields.data !== "string") return fields;
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields) || typeof fields.data !== "string")
+    return fields;
   try {
     const data: unknown = JSON.parse(fields.data);
     if (data !== null && typeof data === "object" && !Array.isArray(data)) fields.data = data as FormValue;
@@ -53,7 +54,8 @@ export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRe
   try {
     await readRawBody(ctx, async () => {});
     const bytes = Buffer.byteLength(ctx.request.rawBody ?? "");
-    if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM)) return { ok: true, value: ctx.request.body, bytes };
+    if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM))
+      return { ok: true, value: ctx.request.body, bytes };
     return { ok: true, value: formOrJson(ctx.request.body), bytes };
   } catch (error) {
     return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };

@@ -43,7 +43,8 @@ function asApiError(error: unknown): ApiError {
     const detail = BODY_FAILURES[status] ?? "body is not valid JSON";
     return new ApiError(status, { detail, problems: [{ message: detail }] });
   }
-  if (typeof code === "string" && code.startsWith("Z_")) return ApiError.badRequest("body is not valid for its Content-Encoding");
+  if (typeof code === "string" && code.startsWith("Z_"))
+    return ApiError.badRequest("body is not valid for its Content-Encoding");
   if (isUnavailable(error)) return ApiError.unavailable();
   // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
   // tokens passes: the client should come back, not give up.
@@ -90,7 +91,9 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
       if (error.status >= 500) {
         logFailure((suppressed) => logger.error({ err: thrown, route, requestId, suppressed }, "request failed"));
       } else if (detail) {
-        logRejection((suppressed) => logger.info({ route, status: error.status, reason: detail, requestId, suppressed }, "request rejected"));
+        logRejection((suppressed) =>
+          logger.info({ route, status: error.status, reason: detail, requestId, suppressed }, "request rejected"),
+        );
       }
       if (style === "identify") {
         const body = identifyBody(error);
@@ -101,7 +104,8 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
         ctx.status = error.status;
         ctx.body = apiBody(error);
       }
-      if (error.options.retryAfterSeconds !== undefined) ctx.set("Retry-After", String(error.options.retryAfterSeconds));
+      if (error.options.retryAfterSeconds !== undefined)
+        ctx.set("Retry-After", String(error.options.retryAfterSeconds));
     }
   };
 }

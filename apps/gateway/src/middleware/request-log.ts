@@ -35,7 +35,14 @@ export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middlew
       const seconds = (performance.now() - started) / 1000;
       const route = routeOf(ctx);
       metrics.httpRequestSeconds.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-      const line = (suppressed?: number) => ({ requestId: requestIdOf(ctx), method: ctx.method, route, status: ctx.status, ms: Math.round(seconds * 1000), suppressed });
+      const line = (suppressed?: number) => ({
+        requestId: requestIdOf(ctx),
+        method: ctx.method,
+        route,
+        status: ctx.status,
+        ms: Math.round(seconds * 1000),
+        suppressed,
+      });
       if (ctx.status >= 500) logFailed((suppressed) => logger.warn(line(suppressed), "request"));
       else if (logger.isLevelEnabled("debug")) logger.debug(line(), "request");
     }

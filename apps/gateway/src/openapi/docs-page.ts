@@ -1,7 +1,10 @@
 import { openApiDocument } from "./document";
 
 const escape = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
 
 interface Operation {
   operationId: string;
@@ -14,7 +17,10 @@ interface Operation {
   "x-codeSamples"?: readonly { source: string }[];
 }
 
-const schemes = openApiDocument.components.securitySchemes as Record<string, { in: string; name: string; description: string }>;
+const schemes = openApiDocument.components.securitySchemes as Record<
+  string,
+  { in: string; name: string; description: string }
+>;
 
 /** Every place the operation's credential may be given. */
 function credentialItems(operation: Operation): string {
@@ -34,7 +40,10 @@ function bodySection(operation: Operation): string {
   const items = content
     .map(([type, media]) => {
       const schema = media.schema.$ref?.split("/").pop() ?? "";
-      const example = media.example === undefined ? "" : `<pre>${escape(typeof media.example === "string" ? media.example : JSON.stringify(media.example, null, 2))}</pre>`;
+      const example =
+        media.example === undefined
+          ? ""
+          : `<pre>${escape(typeof media.example === "string" ? media.example : JSON.stringify(media.example, null, 2))}</pre>`;
       return `<li><code>${escape(type)}</code>, schema <code>${escape(schema)}</code>${example}</li>`;
     })
     .join("");
@@ -43,7 +52,10 @@ function bodySection(operation: Operation): string {
 
 function operationSection(path: string, method: string, operation: Operation): string {
   const parameters = (operation.parameters ?? [])
-    .map((p) => `<li><code>${escape(p.name)}</code> (${p.in}${p.required ? ", required" : ""})${p.description ? `: ${escape(p.description)}` : ""}</li>`)
+    .map(
+      (p) =>
+        `<li><code>${escape(p.name)}</code> (${p.in}${p.required ? ", required" : ""})${p.description ? `: ${escape(p.description)}` : ""}</li>`,
+    )
     .join("");
   const credentials = credentialItems(operation);
   const example = operation["x-codeSamples"]?.[0]?.source;
@@ -81,7 +93,9 @@ pre { background: #f1f3f7; padding: 0.5rem; border-radius: 4px; overflow-x: auto
 <h1>${escape(openApiDocument.info.title)} <small>${openApiDocument.info.version}</small></h1>
 <p>${escape(openApiDocument.info.description)} Machine-readable: <a href="/api/v2/openapi.json">/api/v2/openapi.json</a>.</p>
 ${Object.entries(openApiDocument.paths)
-  .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => operationSection(path, method, operation as Operation)))
+  .flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => operationSection(path, method, operation as Operation)),
+  )
   .join("\n")}
 </body>
 </html>`;

@@ -14,14 +14,40 @@ import type {
 
 // Request bodies are the types the gateway validates with; responses come from ./resources.
 const schemas = typia.json.schemas<
-  [IdentifyRequest, TopicPatch, NewTopicBody, IdentifyReply, ErrorReply, ProblemsReply, Topic, TopicPage, Profile, Journey, Message],
+  [
+    IdentifyRequest,
+    TopicPatch,
+    NewTopicBody,
+    IdentifyReply,
+    ErrorReply,
+    ProblemsReply,
+    Topic,
+    TopicPage,
+    Profile,
+    Journey,
+    Message,
+  ],
   "3.1"
 >();
 
 // One reference per type above, in the same order (an alias keeps its target's name).
-const [identifyBody, topicPatch, newTopicBody, identifyReply, errorReply, problemsReply, topic, topicPage, profile, journey, message] =
-  schemas.schemas as { $ref: string }[];
-const json = (schema: object | undefined, description: string) => ({ description, content: { "application/json": { schema } } });
+const [
+  identifyBody,
+  topicPatch,
+  newTopicBody,
+  identifyReply,
+  errorReply,
+  problemsReply,
+  topic,
+  topicPage,
+  profile,
+  journey,
+  message,
+] = schemas.schemas as { $ref: string }[];
+const json = (schema: object | undefined, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
 
 const identifyError = (description: string) => json(identifyReply, description);
 const error = (description: string) => json(errorReply, description);
@@ -42,7 +68,10 @@ type Response = { description: string; headers?: Record<string, object> };
 /** Every answer of an operation that takes the revision header names the revision applied, errors included. */
 const revisioned = (responses: Record<string, Response>) =>
   Object.fromEntries(
-    Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { ...response.headers, revision: appliedRevision } }]),
+    Object.entries(responses).map(([status, response]) => [
+      status,
+      { ...response, headers: { ...response.headers, revision: appliedRevision } },
+    ]),
   );
 
 const count = (description: string) => ({ description, schema: { type: "string", pattern: "^\\d+$" } });
@@ -66,7 +95,13 @@ const limited = (responses: Record<string, Response>, tooMany: Response) => ({
 });
 /** One request of the operation, as a person would type it (rendered on /docs). */
 const curl = (source: string) => ({ "x-codeSamples": [{ lang: "curl", label: "curl", source }] });
-const pathId = (description: string) => ({ name: "id", in: "path", required: true, description, schema: { type: "integer" } });
+const pathId = (description: string) => ({
+  name: "id",
+  in: "path",
+  required: true,
+  description,
+  schema: { type: "integer" },
+});
 
 const rateLimited = error("The project sent more than its rate limit");
 const keyFailures = {
@@ -101,15 +136,20 @@ function identifyOperation(operationId: string) {
         },
       },
     },
-    responses: limited({
-      "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
-      "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
-      "401": identifyError("Missing or invalid credential, or credentials that disagree"),
-      "404": identifyError("Unknown path or method"),
-      "413": identifyError("Body larger than 256 KiB"),
-      "500": identifyError("The update could not be queued; nothing was accepted"),
-      "503": identifyError("Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After"),
-    }, identifyError("The project sent more than its rate limit")),
+    responses: limited(
+      {
+        "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
+        "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
+        "401": identifyError("Missing or invalid credential, or credentials that disagree"),
+        "404": identifyError("Unknown path or method"),
+        "413": identifyError("Body larger than 256 KiB"),
+        "500": identifyError("The update could not be queued; nothing was accepted"),
+        "503": identifyError(
+          "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
+        ),
+      },
+      identifyError("The project sent more than its rate limit"),
+    ),
     ...curl(
       "curl -X POST 'http://localhost:3000/api/v2/users/track?auth_token=AUTH_TOKEN' -H 'Content-Type: application/json' " +
         `-d '${JSON.stringify(identifyExample)}'`,
@@ -129,9 +169,24 @@ export const openApiDocument = {
   components: {
     schemas: schemas.components.schemas,
     securitySchemes: {
-      authToken: { type: "apiKey", in: "query", name: "auth_token", description: "The project's identify auth token (or a body field of that name)" },
-      trackingApiKey: { type: "apiKey", in: "query", name: "tracking_api_key", description: "Vero's newer name for the identify auth token (or a body field of that name)" },
-      apiKey: { type: "apiKey", in: "header", name: "Authorization", description: "An API key, raw or as `Bearer <key>`" },
+      authToken: {
+        type: "apiKey",
+        in: "query",
+        name: "auth_token",
+        description: "The project's identify auth token (or a body field of that name)",
+      },
+      trackingApiKey: {
+        type: "apiKey",
+        in: "query",
+        name: "tracking_api_key",
+        description: "Vero's newer name for the identify auth token (or a body field of that name)",
+      },
+      apiKey: {
+        type: "apiKey",
+        in: "header",
+        name: "Authorization",
+        description: "An API key, raw or as `Bearer <key>`",
+      },
     },
   },
   paths: {
@@ -142,8 +197,16 @@ export const openApiDocument = {
         operationId: "getProfile",
         summary: "Read a profile as the workers have applied it (permission profile:read)",
         security: [{ apiKey: [] }],
-        parameters: [{ ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } }, revisionHeader],
-        responses: revisioned(limited({ "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") }, rateLimited)),
+        parameters: [
+          { ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } },
+          revisionHeader,
+        ],
+        responses: revisioned(
+          limited(
+            { "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") },
+            rateLimited,
+          ),
+        ),
         ...curl("curl http://localhost:3000/api/v2/users/user-1 -H 'Authorization: Bearer API_KEY'"),
       },
     },
@@ -153,11 +216,21 @@ export const openApiDocument = {
         summary: "List topics, cursor-paginated (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [
-          { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 25 },
+          },
           { name: "cursor", in: "query", required: false, schema: { type: "string" } },
           revisionHeader,
         ],
-        responses: revisioned(limited({ "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") }, rateLimited)),
+        responses: revisioned(
+          limited(
+            { "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") },
+            rateLimited,
+          ),
+        ),
         ...curl("curl 'http://localhost:3000/api/v2/topics?limit=25' -H 'Authorization: Bearer API_KEY'"),
       },
       post: {
@@ -166,13 +239,20 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
-        responses: revisioned(limited({
-          "201": json(topic, "The new topic"),
-          ...keyFailures,
-          "409": problems("Another topic of the project has this name, ignoring case"),
-          "422": problems("The body breaks a rule"),
-        }, rateLimited)),
-        ...curl(`curl -X POST http://localhost:3000/api/v2/topics -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"name":"Newsletter","default_status":"subscribed"}'`),
+        responses: revisioned(
+          limited(
+            {
+              "201": json(topic, "The new topic"),
+              ...keyFailures,
+              "409": problems("Another topic of the project has this name, ignoring case"),
+              "422": problems("The body breaks a rule"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl(
+          `curl -X POST http://localhost:3000/api/v2/topics -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"name":"Newsletter","default_status":"subscribed"}'`,
+        ),
       },
     },
     "/topics/{id}": {
@@ -182,14 +262,21 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [pathId("The topic id"), revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
-        responses: revisioned(limited({
-          "200": json(topic, "The updated topic"),
-          ...keyFailures,
-          "404": error("Unknown topic, or a topic of another project"),
-          "409": problems("Another topic of the project has this name, ignoring case"),
-          "422": problems("Empty patch, unknown property, wrong type or length"),
-        }, rateLimited)),
-        ...curl(`curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`),
+        responses: revisioned(
+          limited(
+            {
+              "200": json(topic, "The updated topic"),
+              ...keyFailures,
+              "404": error("Unknown topic, or a topic of another project"),
+              "409": problems("Another topic of the project has this name, ignoring case"),
+              "422": problems("Empty patch, unknown property, wrong type or length"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl(
+          `curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`,
+        ),
       },
     },
     "/journeys/{id}": {
@@ -198,8 +285,15 @@ export const openApiDocument = {
         summary: "Get a journey with its full graph (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned(limited({ "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") }, rateLimited)),
-        ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID -H 'Authorization: Bearer API_KEY' -H 'revision: 2023-01-01'"),
+        responses: revisioned(
+          limited(
+            { "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") },
+            rateLimited,
+          ),
+        ),
+        ...curl(
+          "curl http://localhost:3000/api/v2/journeys/JOURNEY_ID -H 'Authorization: Bearer API_KEY' -H 'revision: 2023-01-01'",
+        ),
       },
     },
     "/journeys/{id}/messages": {
@@ -208,11 +302,16 @@ export const openApiDocument = {
         summary: "List the messages of a journey, by node id (permission campaign:read)",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned(limited({
-          "200": json({ type: "array", items: message }, "One message per message node"),
-          ...keyFailures,
-          "404": error("Unknown journey"),
-        }, rateLimited)),
+        responses: revisioned(
+          limited(
+            {
+              "200": json({ type: "array", items: message }, "One message per message node"),
+              ...keyFailures,
+              "404": error("Unknown journey"),
+            },
+            rateLimited,
+          ),
+        ),
         ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
       },
     },

@@ -97,7 +97,12 @@ export class RateLimiter {
     if (allowance.leased > 0) {
       allowance.leased -= 1;
       const remaining = allowance.shared + allowance.leased;
-      return { allowed: true, limit: this.policy.rate, remaining, resetSeconds: Math.ceil((this.policy.burst - remaining) / this.policy.rate) };
+      return {
+        allowed: true,
+        limit: this.policy.rate,
+        remaining,
+        resetSeconds: Math.ceil((this.policy.burst - remaining) / this.policy.rate),
+      };
     }
     const wait = Math.max(allowance.refusedUntil - this.now(), 1);
     return { allowed: false, limit: this.policy.rate, remaining: 0, resetSeconds: Math.ceil(wait / 1000) };
@@ -119,7 +124,9 @@ export class RateLimiter {
       if (granted === 0) allowance.refusedUntil = this.now() + Math.ceil((this.leaseSize * 1000) / this.policy.rate);
     } catch (error) {
       const err = error instanceof Error ? error.message : String(error);
-      this.logUnchecked((suppressed) => this.logger.warn({ err, projectId, suppressed }, "rate limit not checked: Redis unreachable"));
+      this.logUnchecked((suppressed) =>
+        this.logger.warn({ err, projectId, suppressed }, "rate limit not checked: Redis unreachable"),
+      );
       allowance.leased = this.leaseSize;
       allowance.leasedAt = this.now();
     }

@@ -18,7 +18,10 @@ export function healthRoutes(router: Router, deps: GatewayDeps): void {
   });
 
   router.get("/readyz", async (ctx) => {
-    const { postgres, redis } = await probeDependencies({ postgres: () => deps.sql`SELECT 1`, redis: () => checkRedisReady(deps.redis, deps.redisDurability) });
+    const { postgres, redis } = await probeDependencies({
+      postgres: () => deps.sql`SELECT 1`,
+      redis: () => checkRedisReady(deps.redis, deps.redisDurability),
+    });
     const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? "ready" : "not_ready", accepting: deps.readiness.accepting, postgres, redis };

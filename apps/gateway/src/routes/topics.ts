@@ -37,7 +37,8 @@ function typeProblems(errors: IValidation.IError[]): FieldProblem[] {
   return describeTypiaErrors(errors).map((problem, i) => {
     if (problem.path === "") return { path: "", message: "body must be a JSON object" };
     // validateEquals reports a property the type does not have as one expecting `undefined`.
-    if (errors[i]?.expected === "undefined") return { path: problem.path, message: `${problem.path} is not a property of a topic` };
+    if (errors[i]?.expected === "undefined")
+      return { path: problem.path, message: `${problem.path} is not a property of a topic` };
     return problem;
   });
 }
@@ -65,7 +66,10 @@ async function queueFanout(deps: GatewayDeps, topicId: number, generation: numbe
   try {
     await deps.topicFanoutQueue.add("fan-out", { topicId, generation });
   } catch (error) {
-    deps.logger.warn({ topicId, err: error instanceof Error ? error.message : String(error) }, "topic fan-out not queued");
+    deps.logger.warn(
+      { topicId, err: error instanceof Error ? error.message : String(error) },
+      "topic fan-out not queued",
+    );
     throw ApiError.unavailable();
   }
 }

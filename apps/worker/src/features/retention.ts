@@ -27,7 +27,12 @@ async function removeFailedJobs(queue: Queue, olderThanMs: number): Promise<numb
 }
 
 /** One run of the retention job: what the policy no longer keeps is removed. */
-export async function applyRetention(sql: Sql, queues: Queue[], policy: RetentionPolicy, now = Date.now()): Promise<RetentionOutcome> {
+export async function applyRetention(
+  sql: Sql,
+  queues: Queue[],
+  policy: RetentionPolicy,
+  now = Date.now(),
+): Promise<RetentionOutcome> {
   let failedJobs = 0;
   for (const queue of queues) failedJobs += await removeFailedJobs(queue, policy.failedJobRetentionDays * DAY_MS);
   const deadLetters = await pruneDeadLetters(sql, new Date(now - policy.deadLetterRetentionDays * DAY_MS));

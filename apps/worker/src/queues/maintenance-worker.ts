@@ -18,23 +18,38 @@ const DECLARE_RETRY_MS = 60_000;
  * Runs the retention job on its schedule, which every worker declares (idempotently). A worker
  * starts even when Redis refuses the declaration, and keeps trying.
  */
-export async function maintenanceWorker(config: Config, connection: Redis, sql: Sql, logger: Logger): Promise<MaintenanceWorker> {
+export async function maintenanceWorker(
+  config: Config,
+  connection: Redis,
+  sql: Sql,
+  logger: Logger,
+): Promise<MaintenanceWorker> {
   const schedule = maintenanceQueue(connection, config.queuePrefix);
-  const cleaned: Queue[] = [identifyQueue(connection, config.queuePrefix), topicFanoutQueue(connection, config.queuePrefix)];
+  const cleaned: Queue[] = [
+    identifyQueue(connection, config.queuePrefix),
+    topicFanoutQueue(connection, config.queuePrefix),
+  ];
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
   const logError = logThrottle(10);
   for (const queue of [schedule, ...cleaned]) {
-    queue.on("error", (error) => logError((suppressed) => logger.warn({ err: error.message, suppressed }, "maintenance queue error")));
+    queue.on("error", (error) =>
+      logError((suppressed) => logger.warn({ err: error.message, suppressed }, "maintenance queue error")),
+    );
   }
   const declare = () =>
     scheduleRetention(schedule, config.maintenanceEveryMs).then(
       () => true,
       (error: unknown) => {
-        logger.warn({ err: error instanceof Error ? error.message : String(error) }, "retention schedule not declared; trying again later");
+        logger.warn(
+          { err: error instanceof Error ? error.message : String(error) },
+          "retention schedule not declared; trying again later",
+        );
         return false;
       },
     );
-  const retry = (await declare()) ? null : setInterval(() => void declare().then((done) => done && retry && clearInterval(retry)), DECLARE_RETRY_MS);
+  const retry = (await declare())
+    ? null
+    : setInterval(() => void declare().then((done) => done && retry && clearInterval(retry)), DECLARE_RETRY_MS);
   retry?.unref();
   const worker = new Worker(
     MAINTENANCE_QUEUE,

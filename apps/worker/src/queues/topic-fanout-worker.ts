@@ -20,8 +20,12 @@ export function topicFanoutWorker(
   const fanOut = async (job: Job<TopicFanoutJobData>, token?: string): Promise<FanoutOutcome> => {
     const started = performance.now();
     const progress = metrics.fanoutProfiles.labels({ topic: String(job.data.topicId) });
-    const outcome = await fanOutTopicDefault(sql, job.data, () => worker.closing !== undefined, FANOUT_CHUNK_PROFILES, (updated) =>
-      progress.inc(updated),
+    const outcome = await fanOutTopicDefault(
+      sql,
+      job.data,
+      () => worker.closing !== undefined,
+      FANOUT_CHUNK_PROFILES,
+      (updated) => progress.inc(updated),
     );
     if (outcome.state === "paused") {
       // Stopping: the job goes back to the queue at once, and whoever takes it resumes from

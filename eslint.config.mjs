@@ -1,0 +1,55 @@
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import importX from "eslint-plugin-import-x";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", "bench/results/**", "bench/.prof/**"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { "import-x": importX },
+    languageOptions: { globals: globals.node },
+    rules: {
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "import-x/no-duplicates": "error",
+      "import-x/first": "error",
+      "import-x/no-self-import": "error",
+    },
+  },
+  {
+    // Each package imports only what its own manifest declares.
+    files: ["apps/*/src/**/*.ts", "libs/*/src/**/*.ts"],
+    rules: {
+      "import-x/no-extraneous-dependencies": ["error", { includeTypes: true }],
+      "import-x/no-relative-packages": "error",
+    },
+  },
+  {
+    // Libraries are shared by the apps: no HTTP framework, no queue consumer, no app.
+    files: ["libs/*/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            { name: "koa", message: "libs never import Koa; HTTP belongs to apps/gateway" },
+            { name: "bullmq", importNames: ["Worker"], message: "libs never run queue consumers; that is apps/worker" },
+          ],
+          patterns: [
+            { group: ["@koa/*"], message: "libs never import Koa; HTTP belongs to apps/gateway" },
+            { group: ["@cm/gateway", "@cm/worker", "@cm/ctl"], message: "libs never import apps" },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Tests read arbitrary JSON answers; the rule guards the shipped code.
+    files: ["test/**", "bench/**"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+  prettier,
+);
