@@ -1,6 +1,6 @@
 import js from "@eslint/js";
 import prettier from "eslint-config-prettier";
-import importX from "eslint-plugin-import-x";
+import importPlugin from "eslint-plugin-import";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
@@ -9,22 +9,22 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    plugins: { "import-x": importX },
+    plugins: { import: importPlugin },
     languageOptions: { globals: globals.node },
     rules: {
       "@typescript-eslint/no-explicit-any": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      "import-x/no-duplicates": "error",
-      "import-x/first": "error",
-      "import-x/no-self-import": "error",
+      "import/no-duplicates": "error",
+      "import/first": "error",
+      "import/no-self-import": "error",
     },
   },
   {
     // Each package imports only what its own manifest declares.
     files: ["apps/*/src/**/*.ts", "libs/*/src/**/*.ts"],
     rules: {
-      "import-x/no-extraneous-dependencies": ["error", { includeTypes: true }],
-      "import-x/no-relative-packages": "error",
+      "import/no-extraneous-dependencies": ["error", { includeTypes: true }],
+      "import/no-relative-packages": "error",
     },
   },
   {
