@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ApiError } from "../../apps/gateway/src/api-error";
+import { ApiError } from "../../apps/gateway/src/errors/api-error";
 import { parseIdentifyBody } from "../../apps/gateway/src/validation";
 import { loadConfig } from "@cm/config";
 

@@ -1,7 +1,9 @@
 import Router from "@koa/router";
 import Koa from "koa";
 import type { GatewayDeps } from "./deps";
-import { errorMiddleware } from "./middleware/errors";
+import { ApiError } from "./errors/api-error";
+import { apiErrors } from "./errors/api-errors";
+import { identifyErrors } from "./errors/identify-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
 import { adminQueues } from "./routes/admin-queues";
@@ -11,35 +13,53 @@ import { journeyRoutes } from "./routes/journeys";
 import { openApiRoutes } from "./routes/openapi";
 import { topicRoutes } from "./routes/topics";
 import { userRoutes } from "./routes/users";
+import type { ApiState, IdentifyState } from "./state";
 
 export const API_PREFIX = "/api/v2";
+
+const unknownResource = () => {
+  throw ApiError.notFound();
+};
 
 export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: true });
   app.silent = true;
 
-  const root = new Router();
-  healthRoutes(root, deps);
-
-  // The busiest path has a router of its own, matched first, so that identify requests are
-  // not matched against every other route.
-  const identify = new Router({ prefix: API_PREFIX });
+  // Vero's identify API answers `{status, message}`, errors included. The busiest path has a
+  // router of its own, matched first, so that identify requests are not matched against every
+  // other route.
+  const identify = new Router<IdentifyState>({ prefix: API_PREFIX });
+  identify.use(identifyErrors(deps.logger));
   identifyRoutes(identify, deps);
 
-  const api = new Router({ prefix: API_PREFIX });
+  // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
+  const api = new Router<ApiState>({ prefix: API_PREFIX });
+  api.use(apiErrors(deps.logger));
   api.use(nameRevision);
   userRoutes(api, deps);
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
+
+  // Any other path under /users belongs to Vero's users API, whose 404 is its own. Matched
+  // after the API router, whose profile read is GET /users/:id.
+  const identifyFallback = new Router<IdentifyState>({ prefix: `${API_PREFIX}/users` });
+  identifyFallback.use(identifyErrors(deps.logger));
+  identifyFallback.all("{/*path}", unknownResource);
+
+  const root = new Router();
+  healthRoutes(root, deps);
   openApiRoutes(root, api);
 
   app.use(requestLog(deps.logger, deps.metrics));
-  app.use(errorMiddleware(deps.logger));
+  // Whatever no router claims, and the dashboard's failures, answer in the API's style.
+  app.use(apiErrors(deps.logger));
   // API routers first: their routes answer without calling on, so API requests skip the
   // dashboard's path check and the root router's paths.
   app.use(identify.routes());
   app.use(api.routes());
+  app.use(identifyFallback.routes());
   app.use(adminQueues(deps));
   app.use(root.routes());
+  app.use(unknownResource);
   return app;
 }

@@ -6,6 +6,7 @@ export * from "./json";
 export * from "./permissions";
 export * from "./profile-state";
 export * from "./resource-id";
+export * from "./resources";
 export * from "./revision";
 export * from "./stamp";
 export * from "./token-bucket";

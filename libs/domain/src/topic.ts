@@ -1,4 +1,5 @@
 import { unstorableText } from "./json";
+import type { Topic } from "./resources";
 export const TOPIC_STATUSES = ["subscribed", "unsubscribed"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];
 
@@ -41,7 +42,7 @@ export interface TopicRecord {
 }
 
 /** The Topic resource of api.md: `description` is omitted when blank. */
-export function topicResource(topic: TopicRecord): Record<string, unknown> {
+export function topicResource(topic: TopicRecord): Topic {
   return {
     id: topic.id,
     name: topic.name,

@@ -1,14 +1,11 @@
 import type { Credential } from "@cm/db";
 import type { Permission } from "@cm/domain";
 import type Koa from "koa";
-import { ApiError } from "../api-error";
+import { ApiError } from "../errors/api-error";
 import { enforceRateLimit } from "../rate-limit/enforce";
 import type { RateLimiter } from "../rate-limit/rate-limiter";
+import type { AuthState } from "../state";
 import { CredentialStoreUnavailable, type CredentialCache } from "./credential-cache";
-
-export interface AuthState {
-  credential: Credential;
-}
 
 /** `Authorization: <key>` or `Authorization: Bearer <key>`. */
 export function apiKeyFromHeader(header: string | undefined): string | null {
@@ -21,7 +18,11 @@ export function apiKeyFromHeader(header: string | undefined): string | null {
  * API-key routes: 401 without a valid key, 403 without the permission, 503 when keys cannot be
  * checked, 429 past the project's rate limit.
  */
-export function requireApiKey(cache: CredentialCache, permission: Permission, limiter: RateLimiter): Koa.Middleware {
+export function requireApiKey(
+  cache: CredentialCache,
+  permission: Permission,
+  limiter: RateLimiter,
+): Koa.Middleware<AuthState> {
   return async (ctx, next) => {
     const key = apiKeyFromHeader(ctx.get("authorization") || undefined);
     if (key === null) throw ApiError.unauthorized();

@@ -1,6 +1,6 @@
 import { MAX_BODY_BYTES } from "@cm/domain";
 import type Koa from "koa";
-import { ApiError } from "../api-error";
+import { ApiError } from "../errors/api-error";
 
 /**
  * The bytes of request bodies one gateway process reads and holds at once. Micro-batches

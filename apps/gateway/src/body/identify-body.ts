@@ -1,7 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import { MAX_BODY_BYTES } from "@cm/domain";
 import type Koa from "koa";
-import { ApiError } from "../api-error";
+import { ApiError } from "../errors/api-error";
 import { FormBodyError, parseFormBody, type FormValue } from "./form";
 
 const FORM = "application/x-www-form-urlencoded";

@@ -3,19 +3,20 @@ import { logThrottle } from "@cm/config";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import type { GatewayMetrics } from "../metrics";
+import type { RequestState } from "../state";
 
 /**
  * The request's id: the proxy's `x-request-id` when it set one, otherwise made on first use.
  * Made only when a log line or an error answer needs it: naming every answer cost about 6% of
  * the gateway's CPU per identify (bench/identify).
  */
-export function requestIdOf(ctx: Koa.Context): string {
+export function requestIdOf(ctx: Koa.ParameterizedContext<RequestState>): string {
   ctx.state.requestId ??= ctx.get("x-request-id") || randomUUID();
   return ctx.state.requestId;
 }
 
 /** The route pattern a request matched (`/api/v2/users/:id`), never its path, or "unmatched". */
-export function routeOf(ctx: Koa.Context): string {
+export function routeOf(ctx: Koa.ParameterizedContext): string {
   return (ctx as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
 }
 
@@ -24,7 +25,7 @@ export function routeOf(ctx: Koa.Context): string {
  * the route pattern is logged: the query string carries the identify auth_token, and a path
  * can carry an email (a profile read by email).
  */
-export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middleware {
+export function requestLog(logger: Logger, metrics: GatewayMetrics): Koa.Middleware<RequestState> {
   // A failure that hits every request (Redis full, say) logs a few lines a second, not one a request.
   const logFailed = logThrottle(10);
   return async (ctx, next) => {

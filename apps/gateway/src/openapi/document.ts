@@ -1,18 +1,19 @@
-import type { NewTopicBody, TopicPatch } from "@cm/domain";
-import typia from "typia";
 import type {
   ErrorReply,
   IdentifyReply,
   IdentifyRequest,
   Journey,
   Message,
+  NewTopicBody,
   ProblemsReply,
   Profile,
   Topic,
   TopicPage,
-} from "./resources";
+  TopicPatch,
+} from "@cm/domain";
+import typia from "typia";
 
-// Request bodies are the types the gateway validates with; responses come from ./resources.
+// Request bodies are the types the gateway validates with; responses are the resources of @cm/domain.
 const schemas = typia.json.schemas<
   [
     IdentifyRequest,

@@ -1,12 +1,16 @@
 import type Koa from "koa";
-import { ApiError } from "../api-error";
+import { ApiError } from "../errors/api-error";
 import type { RateLimiter } from "./rate-limiter";
 
 /**
  * Takes one request from the project's limit, naming what is left in RateLimit-* headers
  * (IETF draft "RateLimit header fields for HTTP"); past the limit, 429 with Retry-After.
  */
-export async function enforceRateLimit(ctx: Koa.Context, limiter: RateLimiter, projectId: number): Promise<void> {
+export async function enforceRateLimit(
+  ctx: Koa.ParameterizedContext,
+  limiter: RateLimiter,
+  projectId: number,
+): Promise<void> {
   const taken = limiter.take(projectId);
   const verdict = taken instanceof Promise ? await taken : taken;
   ctx.set("RateLimit-Limit", String(verdict.limit));

@@ -1,10 +1,12 @@
-import { journeyJson, journeyMessagesJson } from "@cm/db";
 import { idFromPath } from "@cm/domain";
 import type Router from "@koa/router";
-import { ApiError } from "../api-error";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
+import { ApiError } from "../errors/api-error";
 import { requireRevision } from "../middleware/revision";
+import type { ApiState, AuthState } from "../state";
+import { listJourneyMessages } from "../use-cases/list-journey-messages";
+import { readJourney } from "../use-cases/read-journey";
 
 /** A journey id from the path; anything that cannot be one is an unknown journey (decisions.md). */
 function journeyId(param: string | undefined): number {
@@ -13,24 +15,17 @@ function journeyId(param: string | undefined): number {
   return id;
 }
 
-/**
- * api.md "Get a journey" and "List messages of a journey". The repository answers with the
- * resource's JSON text, which is sent as is.
- */
-export function journeyRoutes(router: Router, deps: GatewayDeps): void {
+/** api.md "Get a journey" and "List messages of a journey", sent as the JSON text Postgres built. */
+export function journeyRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter);
 
-  router.get("/journeys/:id", readAccess, requireRevision, async (ctx) => {
-    const journey = await journeyJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
-    if (journey === null) throw ApiError.notFound();
+  router.get<AuthState>("/journeys/:id", readAccess, requireRevision, async (ctx) => {
     ctx.type = "json";
-    ctx.body = journey;
+    ctx.body = await readJourney(deps, ctx.state.credential.projectId, journeyId(ctx.params.id));
   });
 
-  router.get("/journeys/:id/messages", readAccess, requireRevision, async (ctx) => {
-    const messages = await journeyMessagesJson(deps.sql, ctx.state.credential.projectId, journeyId(ctx.params.id));
-    if (messages === null) throw ApiError.notFound();
+  router.get<AuthState>("/journeys/:id/messages", readAccess, requireRevision, async (ctx) => {
     ctx.type = "json";
-    ctx.body = messages;
+    ctx.body = await listJourneyMessages(deps, ctx.state.credential.projectId, journeyId(ctx.params.id));
   });
 }

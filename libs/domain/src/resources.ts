@@ -1,9 +1,11 @@
-import type { IdentifyBody, JourneyStatus, TopicStatus } from "@cm/domain";
+import type { IdentifyBody } from "./identify";
+import type { JourneyStatus } from "./journey";
+import type { TopicStatus } from "./topic";
 import type { tags } from "typia";
 
-// The response bodies of api.md, as types the OpenAPI document is generated from. Request
-// bodies are not here: the document uses the very types the gateway validates with, plus
-// the credential fields that the gateway reads before validating.
+// The resources of the API, in one place: what the gateway's use cases and ctl return, and
+// what the OpenAPI document is generated from. Request bodies are not here: the document uses the very types the gateway
+// validates with, plus the credential fields that the gateway reads before validating.
 
 /** The identify body as sent: the credential may travel in it instead of the query string. */
 export type IdentifyRequest = IdentifyBody & {
@@ -15,6 +17,12 @@ export type IdentifyRequest = IdentifyBody & {
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;
+
+/**
+ * A resource serialized by Postgres (journeys are built as JSON by one statement), sent as is
+ * without being parsed and serialized again. The type names what the text holds.
+ */
+export type JsonText<T> = string & { readonly __json?: T };
 
 /** Identify answers, successful or not. */
 export interface IdentifyReply {

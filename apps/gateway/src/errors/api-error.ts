@@ -1,13 +1,10 @@
-/** Which family of error bodies a route answers with: api.md has two. */
-export type ErrorStyle = "identify" | "api";
-
 export interface ProblemEntry {
   message: string;
   path?: string;
 }
 
 /**
- * The one error type of the gateway. `code` is the `{error}` text of key-authenticated routes;
+ * An HTTP answer other than success. `code` is the `{error}` text of key-authenticated routes;
  * `problems` fills `{errors:[...]}` bodies; `detail` explains a 400 to identify callers.
  */
 export class ApiError extends Error {
@@ -30,6 +27,10 @@ export class ApiError extends Error {
     return new ApiError(404, { code: "not_found" });
   }
 
+  static methodNotAllowed(): ApiError {
+    return new ApiError(405, { code: "method_not_allowed" });
+  }
+
   /** The credential or data store cannot be reached; clients should retry shortly. */
   static unavailable(retryAfterSeconds = 5): ApiError {
     return new ApiError(503, { code: "unavailable", retryAfterSeconds });
@@ -45,7 +46,7 @@ export class ApiError extends Error {
   }
 
   static unprocessable(problems: ProblemEntry[]): ApiError {
-    return new ApiError(422, { problems });
+    return new ApiError(422, { problems, detail: problems.map((p) => p.message).join("; ") });
   }
 
   static conflict(message: string): ApiError {

@@ -1,0 +1,42 @@
+import { isUnavailable } from "@cm/db";
+import { IdentifyRejection } from "@cm/domain";
+import { isRedisOutOfMemory } from "@cm/queue";
+import { CredentialLookupsThrottled } from "../auth/credential-cache";
+import { QueueWritesBackedUp } from "../identify-batcher";
+import { DuplicateTopicName, NotFound, QueueUnavailable } from "../use-cases/errors";
+import { ApiError } from "./api-error";
+
+const BODY_FAILURES: Record<number, string> = {
+  413: "body is larger than 256 KiB",
+  415: "the body's Content-Encoding is not gzip, deflate, br or identity",
+};
+
+/** The HTTP answer for whatever a route threw: its own ApiError, a named domain error, or a failure. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof NotFound) return ApiError.notFound();
+  if (error instanceof IdentifyRejection) return ApiError.badRequest(error.message);
+  if (error instanceof DuplicateTopicName) return ApiError.conflict(error.message);
+  // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
+  // tokens passes: the client should come back, not give up.
+  if (error instanceof QueueUnavailable || error instanceof QueueWritesBackedUp) return ApiError.unavailable();
+  if (isUnavailable(error) || isRedisOutOfMemory(error)) return ApiError.unavailable();
+  if (error instanceof CredentialLookupsThrottled) return ApiError.unavailable(1);
+  return bodyReadError(error) ?? new ApiError(500);
+}
+
+/**
+ * Errors thrown by Koa's own helpers (body limits, bad JSON, unknown encodings) carry an HTTP
+ * status; zlib's (a body that is not the gzip it says it is) carry a Z_ code.
+ */
+function bodyReadError(error: unknown): ApiError | null {
+  const { status, code } = (error ?? {}) as { status?: unknown; code?: unknown };
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    const detail = BODY_FAILURES[status] ?? "body is not valid JSON";
+    return new ApiError(status, { detail, problems: [{ message: detail }] });
+  }
+  if (typeof code === "string" && code.startsWith("Z_")) {
+    return ApiError.badRequest("body is not valid for its Content-Encoding");
+  }
+  return null;
+}
