@@ -231,14 +231,14 @@ describe("journey status", () => {
 });
 
 describe("demo", () => {
-  it("creates the demo project with its journeys, read through the API", async () => {
-    const result = await ctl(["demo"]);
+  it("creates the demo project with its journeys, read through the API, once however often it runs", async () => {
+    const [result, concurrent] = await Promise.all([ctl(["demo"]), ctl(["demo"])]);
     expect(result.code, result.stderr).toBe(0);
     const demo = JSON.parse(result.stdout);
-    const ids = await stack.db.sql<
-      { id: number }[]
-    >`SELECT id FROM journeys WHERE project_id = ${demo.project.id} ORDER BY id`;
-    const journeys = await Promise.all(ids.map(async ({ id }) => (await getJourney(id, demo.api_key)).body));
+    const journeys = await Promise.all(
+      demo.journeys.map(async ({ id }: { id: number }) => (await getJourney(id, demo.api_key)).body),
+    );
+    expect(demo.journeys).toEqual(journeys.map(({ id, name, status }) => ({ id, name, status })));
     expect(journeys.map((journey) => [journey.name, journey.status])).toEqual([
       ["Re-engagement", "active"],
       ["Welcome series", "active"],
@@ -255,8 +255,20 @@ describe("demo", () => {
       "fr",
     ]);
 
-    const again = await ctl(["demo"]);
-    expect(JSON.parse(again.stdout).project.id).toBe(demo.project.id);
-    expect(await stack.db.sql`SELECT id FROM journeys WHERE project_id = ${demo.project.id}`).toHaveLength(3);
+    const topics = await fetch(`${base}/api/v2/topics`, { headers: { authorization: demo.api_key } });
+    expect(demo.topics).toEqual(
+      ((await topics.json()) as { data: { id: number; name: string }[] }).data.map(({ id, name }) => ({ id, name })),
+    );
+    expect(demo.topics.map((topic: { name: string }) => topic.name)).toEqual([
+      "Newsletter",
+      "Product updates",
+      "Promotions",
+    ]);
+
+    for (const run of [concurrent, await ctl(["demo"])]) {
+      const again = JSON.parse(run.stdout);
+      expect(again).toMatchObject({ project: demo.project, topics: demo.topics, journeys: demo.journeys });
+      expect(again.api_key).not.toBe(demo.api_key);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "@cm/config";
@@ -47,6 +48,9 @@ async function waitUntilReady(url: string): Promise<void> {
 async function main(): Promise<void> {
   // A local try-out runs on a development Redis, usually without persistence: say so, not stop.
   process.env.REDIS_DURABILITY ??= "warn";
+  // Without ADMIN_TOKEN the queue dashboard refuses everyone; the gateway inherits this environment.
+  const adminTokenGiven = Boolean(process.env.ADMIN_TOKEN);
+  if (!adminTokenGiven) process.env.ADMIN_TOKEN = randomBytes(24).toString("hex");
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-launcher" });
   try {
@@ -67,14 +71,22 @@ async function main(): Promise<void> {
   const demo = await demoCommand(sql);
   await sql.end();
 
+  const topics = demo.topics.map((topic) => `${topic.id} "${topic.name}"`).join(", ");
+  const journeys = demo.journeys.map((journey) => `${journey.id} "${journey.name}" (${journey.status})`).join(", ");
+  const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : config.adminToken;
   console.log(`
 The service is running at ${url}/api/v2   (Ctrl-C stops it)
 
 Demo project ${demo.project.id} "${demo.project.name}"
   auth_token (identify): ${demo.auth_token}
   api_key (all permissions): ${demo.api_key}
+  topic ids: ${topics}
+  journey ids: ${journeys}
 
-Try it:
+Queue dashboard at ${url}/admin/queues   (a browser asks: any user name, ADMIN_TOKEN as the password)
+  ADMIN_TOKEN: ${adminToken}
+
+Try it (README.md's quick start has a command for every operation):
   curl -s -X POST '${url}/api/v2/users/track?auth_token=${demo.auth_token}' \\
        -H 'Content-Type: application/json' -d '{"id":"user-1","email":"ada@example.com","data":{"plan":"pro"}}'
   curl -s ${url}/api/v2/users/user-1 -H 'Authorization: Bearer ${demo.api_key}'

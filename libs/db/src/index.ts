@@ -1,3 +1,4 @@
+export * from "./advisory-locks";
 export * from "./connect";
 export * from "./credentials";
 export * from "./errors";

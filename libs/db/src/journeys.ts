@@ -205,6 +205,16 @@ export async function journeyMessagesJson(sql: Db, projectId: number, journeyId:
   return row?.messages ?? null;
 }
 
+export interface JourneySummary {
+  id: number;
+  name: string;
+  status: JourneyStatus;
+}
+
+export async function allJourneysOfProject(sql: Db, projectId: number): Promise<JourneySummary[]> {
+  return sql<JourneySummary[]>`SELECT id, name, status FROM journeys WHERE project_id = ${projectId} ORDER BY id`;
+}
+
 /** The journey's project and status, locked until the transaction ends; null when there is no such journey. */
 export async function lockJourney(
   sql: Db,

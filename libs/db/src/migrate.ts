@@ -1,10 +1,9 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { MIGRATION_LOCK, takeAdvisoryLock } from "./advisory-locks";
 import type { Sql } from "./connect";
 
 const MIGRATIONS_DIR = join(__dirname, "..", "migrations");
-/** Any constant shared by every migrator; serialises a Kubernetes Job and a launcher. */
-const MIGRATION_LOCK = 4_200_001;
 
 export async function migrationNames(): Promise<string[]> {
   const files = await readdir(MIGRATIONS_DIR);
@@ -15,7 +14,7 @@ export async function migrationNames(): Promise<string[]> {
 export async function migrate(sql: Sql): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await takeAdvisoryLock(tx, MIGRATION_LOCK);
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
       name text PRIMARY KEY,
       applied_at timestamptz NOT NULL DEFAULT now()

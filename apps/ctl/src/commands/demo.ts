@@ -1,4 +1,16 @@
-import { applyProfileWrites, createCredential, insertTopic, type Sql } from "@cm/db";
+import {
+  allJourneysOfProject,
+  allTopicsOfProject,
+  applyProfileWrites,
+  createCredential,
+  createProject,
+  DEMO_PROJECT_LOCK,
+  findProjectByName,
+  insertTopic,
+  takeAdvisoryLock,
+  type Db,
+  type Sql,
+} from "@cm/db";
 import { PERMISSIONS, profileKeyForId, stateFromEvent, type IdentifyEvent, type TopicStatus } from "@cm/domain";
 import { importDemoJourneys } from "./journey";
 
@@ -36,36 +48,39 @@ function demoEvent(projectId: number, n: number, topicIds: number[], now: number
   return event;
 }
 
+/** Topics, profiles (some with topic choices) and journeys for a new demo project. */
+async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
+  const topicIds: number[] = [];
+  for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);
+  const now = Date.now();
+  const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now));
+  await applyProfileWrites(
+    tx,
+    events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromEvent(event) })),
+  );
+  await importDemoJourneys(tx, projectId);
+}
+
 /**
  * The project a person trying the service starts from. It is created once; later runs only
- * issue fresh credentials for it, since stored credentials cannot be shown again.
+ * issue fresh credentials for it, since stored credentials cannot be shown again. The topics
+ * and journeys listed are all the project has, those added since it was created included.
  */
 export async function demoCommand(sql: Sql) {
   return sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock(4200002)`;
-    const [existing] = await tx<{ id: number; name: string }[]>`
-      SELECT id, name FROM projects WHERE name = ${DEMO_PROJECT_NAME} ORDER BY id LIMIT 1`;
-    let project = existing;
-    if (project === undefined) {
-      [project] = await tx<
-        { id: number; name: string }[]
-      >`INSERT INTO projects (name) VALUES (${DEMO_PROJECT_NAME}) RETURNING id, name`;
-      const { id: projectId } = project as { id: number };
-      const topicIds: number[] = [];
-      for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);
-      const now = Date.now();
-      const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now));
-      await applyProfileWrites(
-        tx,
-        events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromEvent(event) })),
-      );
-      await importDemoJourneys(tx, projectId);
+    await takeAdvisoryLock(tx, DEMO_PROJECT_LOCK);
+    let project = await findProjectByName(tx, DEMO_PROJECT_NAME);
+    if (project === null) {
+      project = await createProject(tx, DEMO_PROJECT_NAME);
+      await fillDemoProject(tx, project.id);
     }
-    const { id, name } = project as { id: number; name: string };
+    const topics = await allTopicsOfProject(tx, project.id);
     return {
-      project: { id, name },
-      auth_token: await createCredential(tx, id, "auth_token"),
-      api_key: await createCredential(tx, id, "api_key", PERMISSIONS),
+      project,
+      topics: topics.map(({ id, name }) => ({ id, name })),
+      journeys: await allJourneysOfProject(tx, project.id),
+      auth_token: await createCredential(tx, project.id, "auth_token"),
+      api_key: await createCredential(tx, project.id, "api_key", PERMISSIONS),
     };
   });
 }

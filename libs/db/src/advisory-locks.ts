@@ -1,0 +1,16 @@
+import type postgres from "postgres";
+
+// Advisory lock ids are one number space shared by everything that uses the database, so every
+// id this service takes is named here, where a clash would show.
+
+/** Serialises migrators: the Kubernetes Job, gateway pods and a launcher may all migrate at once. */
+export const MIGRATION_LOCK = 4_200_001;
+/** Concurrent `ctl demo` runs (a launcher, an operator) must create one demo project between them. */
+export const DEMO_PROJECT_LOCK = 4_200_002;
+
+export type AdvisoryLock = typeof MIGRATION_LOCK | typeof DEMO_PROJECT_LOCK;
+
+/** Waits for the lock and holds it until the transaction ends. */
+export async function takeAdvisoryLock(tx: postgres.TransactionSql, lock: AdvisoryLock): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(${lock})`;
+}
