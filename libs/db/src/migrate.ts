@@ -10,7 +10,7 @@ export async function migrationNames(): Promise<string[]> {
   return files.filter((file) => /^\d{3}_[a-z0-9_]+\.sql$/.test(file)).sort();
 }
 
-/** Applies the numbered SQL files not applied yet, each in its own transaction. */
+/** Applies the numbered SQL files not applied yet, in order, all in one transaction: a failing one leaves the schema as it was. */
 export async function migrate(sql: Sql): Promise<string[]> {
   const applied: string[] = [];
   await sql.begin(async (tx) => {
