@@ -21,6 +21,7 @@ import {
   type NewTopicBody,
   type TopicPatch,
 } from "@cm/domain";
+import { addTopicFanout } from "@cm/queue";
 import type Router from "@koa/router";
 import typia, { type IValidation } from "typia";
 import { ApiError } from "../api-error";
@@ -64,7 +65,7 @@ function duplicateName(name: string): ApiError {
 /** The fan-out job is queued before the commit: if Redis refuses it, the update is rolled back. */
 async function queueFanout(deps: GatewayDeps, topicId: number, generation: number): Promise<void> {
   try {
-    await deps.topicFanoutQueue.add("fan-out", { topicId, generation });
+    await addTopicFanout(deps.topicFanoutQueue, { topicId, generation });
   } catch (error) {
     deps.logger.warn(
       { topicId, err: error instanceof Error ? error.message : String(error) },
