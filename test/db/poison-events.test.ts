@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, visibleProfile, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { addIdentifyBatch, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyIdentifyEvents } from "@cm/worker";
 import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
@@ -56,7 +56,7 @@ describe("a batch holding an event Postgres refuses", () => {
       defaultJobOptions: IDENTIFY_JOB_OPTIONS,
     });
     try {
-      const job = await queue.add("identify", { events: [event("queued-ok", { plan: "pro" }), poison("queued-bad")] });
+      const job = await addIdentifyBatch(queue, [event("queued-ok", { plan: "pro" }), poison("queued-bad")]);
       await waitFor("the job to finish", async () => ((await job.getState()) === "unknown" ? true : undefined));
       const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("queued-ok"));
       expect(visibleProfile(stored!.state)?.data).toEqual({ plan: "pro" });

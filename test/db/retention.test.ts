@@ -2,7 +2,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDeadLetter } from "@cm/db";
-import { IDENTIFY_QUEUE } from "@cm/queue";
+import { IDENTIFY_JOB, IDENTIFY_QUEUE } from "@cm/queue";
 import { applyRetention } from "../../apps/worker/src/features/retention";
 import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
@@ -39,7 +39,7 @@ describe("retention", () => {
       },
       { connection, prefix: stack.config.queuePrefix },
     );
-    await queue.add("identify", { events: [] }, { attempts: 1 });
+    await queue.add(IDENTIFY_JOB, { events: [] }, { attempts: 1 });
     await waitFor("the job to fail", async () => ((await queue.getFailedCount()) === 1 ? true : undefined));
     await failing.close();
     connection.disconnect();

@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { IDENTIFY_JOB, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { createTestStack, type TestStack } from "../support/services";
 import { childEnv, REDIS_URL } from "../support/env";
 import { startChild } from "../support/processes";
@@ -95,7 +95,7 @@ describe("SIGTERM under load", () => {
         data: { n },
       });
       const jobs = Array.from({ length: 80 }, (_, j) => ({
-        name: "identify",
+        name: IDENTIFY_JOB,
         data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) },
       }));
       const env = childEnv(stack.config, { WORKER_CONCURRENCY: "2" });

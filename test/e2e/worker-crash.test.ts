@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { IDENTIFY_JOB, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, REDIS_URL, testConfig } from "../support/env";
 import { startChild } from "../support/processes";
@@ -63,7 +63,7 @@ describe("a worker killed mid-batch", () => {
   it("loses nothing: another worker takes the batch over and the outcome is as if applied once", async () => {
     await queue.addBulk(
       Array.from({ length: JOBS }, (_, j) => ({
-        name: "identify",
+        name: IDENTIFY_JOB,
         data: { events: Array.from({ length: EVENTS_PER_JOB }, (_, i) => event(j * EVENTS_PER_JOB + i)) },
       })),
     );

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
 import { connect, findCredential } from "@cm/db";
-import { checkRedisDurability, identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
+import { addIdentifyBatch, checkRedisDurability, identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createApp } from "./app";
@@ -73,7 +73,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ),
     identifyBatcher: new IdentifyBatcher(
       async (events) => {
-        await queue.add("identify", { events, acceptedAt: Date.now() });
+        await addIdentifyBatch(queue, events);
       },
       {
         maxBatchSize: config.identifyBatchSize,

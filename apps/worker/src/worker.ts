@@ -1,14 +1,23 @@
-import { logThrottle, type Config } from "@cm/config";
+import type { Config } from "@cm/config";
 import { connect } from "@cm/db";
-import { checkRedisDurability, consumerConnection } from "@cm/queue";
+import {
+  checkRedisDurability,
+  consumerConnection,
+  IDENTIFY_QUEUE,
+  TOPIC_FANOUT_QUEUE,
+  type TopicFanoutJobData,
+} from "@cm/queue";
 import type { Worker } from "bullmq";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
-import { pauseWhileRedisIsFull } from "./redis-full-backoff";
 import { createWorkerMetrics } from "./metrics";
-import { identifyWorker } from "./queues/identify-worker";
+import { queueWorkers } from "./queues/create-queue-worker";
+import { identifyProcessor } from "./queues/identify-processor";
 import { maintenanceWorker } from "./queues/maintenance-worker";
-import { FANOUT_CONCURRENCY, topicFanoutWorker } from "./queues/topic-fanout-worker";
+import { topicFanoutProcessor } from "./queues/topic-fanout-processor";
+
+/** Fan-outs are Postgres-bound; two at once keep one long fan-out from holding up every other topic. */
+const FANOUT_CONCURRENCY = 2;
 
 export interface RunningWorker {
   /** Where /healthz, /readyz and /metrics answer. */
@@ -38,32 +47,17 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     readiness,
     redisDurability: config.redisDurability,
   });
-  // Listeners go on each worker as it is made: one without an "error" listener has BullMQ print
-  // its errors to stderr whole, with the command's arguments.
-  const workers: Worker[] = [];
-  const onRedisFull = pauseWhileRedisIsFull(workers, connection, logger);
-  const watch = <W extends Worker>(name: string, worker: W): W => {
-    const logFailed = logThrottle(10);
-    const logError = logThrottle(10);
-    worker.on("failed", (job, error) =>
-      logFailed((suppressed) =>
-        logger.warn(
-          { jobId: job?.id, attempts: job?.attemptsMade, err: error.message, suppressed },
-          `${name} job failed`,
-        ),
-      ),
-    );
-    worker.on("error", (error) => {
-      onRedisFull(error);
-      logError((suppressed) => logger.warn({ err: error.message, suppressed }, `${name} worker error`));
-    });
-    workers.push(worker);
-    return worker;
-  };
-  const identify = watch("identify", identifyWorker(config, connection, sql, logger, metrics));
-  const fanout = watch("topic fan-out", topicFanoutWorker(config, connection, sql, logger, metrics));
-  const maintenance = await maintenanceWorker(config, connection, sql, logger);
-  watch("maintenance", maintenance.worker);
+  const { createQueueWorker, workers } = queueWorkers(connection, config, logger);
+  const identify = createQueueWorker(IDENTIFY_QUEUE, identifyProcessor(sql, logger, metrics), {
+    concurrency: config.workerConcurrency,
+    heldUnderWorkerLock: true,
+  });
+  const fanout: Worker<TopicFanoutJobData> = createQueueWorker(
+    TOPIC_FANOUT_QUEUE,
+    topicFanoutProcessor(sql, logger, metrics, () => fanout.closing !== undefined),
+    { concurrency: FANOUT_CONCURRENCY, heldUnderWorkerLock: true },
+  );
+  const maintenance = await maintenanceWorker(createQueueWorker, config, connection, sql, logger);
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
   let stopping: Promise<void> | null = null;

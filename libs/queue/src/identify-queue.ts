@@ -1,6 +1,7 @@
-import { Queue, type JobsOptions } from "bullmq";
+import type { IdentifyEvent } from "@cm/domain";
+import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { IDENTIFY_QUEUE } from "./names";
+import { IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
 import type { IdentifyJobData } from "./payloads";
 
 /** Retries outlast a Postgres restart; what still fails stays in the failed set, not lost. */
@@ -17,6 +18,14 @@ export function identifyQueue(connection: Redis, prefix: string): Queue<Identify
     prefix,
     defaultJobOptions: IDENTIFY_JOB_OPTIONS,
   });
+}
+
+/** One job per gateway micro-batch, stamped with when it was accepted for the lag metric. */
+export function addIdentifyBatch(
+  queue: Queue<IdentifyJobData>,
+  events: IdentifyEvent[],
+): Promise<Job<IdentifyJobData>> {
+  return queue.add(IDENTIFY_JOB, { events, acceptedAt: Date.now() });
 }
 
 /** Backoff for the "capped-exponential" type: doubles from the job's delay up to a minute. */

@@ -1,9 +1,6 @@
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
-import { MAINTENANCE_QUEUE } from "./names";
-
-/** Scheduled housekeeping, one job per interval, taken by whichever worker is free. */
-export const RETENTION_JOB = "retention";
+import { MAINTENANCE_QUEUE, RETENTION_JOB } from "./names";
 
 export function maintenanceQueue(connection: Redis, prefix: string): Queue {
   return new Queue(MAINTENANCE_QUEUE, {

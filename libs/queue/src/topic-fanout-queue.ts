@@ -1,6 +1,6 @@
-import { Queue, type JobsOptions } from "bullmq";
+import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { TOPIC_FANOUT_QUEUE } from "./names";
+import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
 /**
  * One job per change of a topic's default_status. The job holds no progress of its own: the
@@ -25,4 +25,11 @@ export function topicFanoutQueue(connection: Redis, prefix: string): Queue<Topic
     prefix,
     defaultJobOptions: TOPIC_FANOUT_JOB_OPTIONS,
   });
+}
+
+export function addTopicFanout(
+  queue: Queue<TopicFanoutJobData>,
+  data: TopicFanoutJobData,
+): Promise<Job<TopicFanoutJobData>> {
+  return queue.add(TOPIC_FANOUT_JOB, data);
 }

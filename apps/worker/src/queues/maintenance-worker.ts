@@ -1,13 +1,13 @@
 import { logThrottle, type Config } from "@cm/config";
 import type { Sql } from "@cm/db";
 import { identifyQueue, MAINTENANCE_QUEUE, maintenanceQueue, scheduleRetention, topicFanoutQueue } from "@cm/queue";
-import { Worker, type Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { applyRetention, type RetentionOutcome } from "../features/retention";
+import type { CreateQueueWorker } from "./create-queue-worker";
 
 export interface MaintenanceWorker {
-  worker: Worker;
   close(): Promise<void>;
 }
 
@@ -19,6 +19,7 @@ const DECLARE_RETRY_MS = 60_000;
  * starts even when Redis refuses the declaration, and keeps trying.
  */
 export async function maintenanceWorker(
+  createQueueWorker: CreateQueueWorker,
   config: Config,
   connection: Redis,
   sql: Sql,
@@ -51,17 +52,16 @@ export async function maintenanceWorker(
     ? null
     : setInterval(() => void declare().then((done) => done && retry && clearInterval(retry)), DECLARE_RETRY_MS);
   retry?.unref();
-  const worker = new Worker(
-    MAINTENANCE_QUEUE,
-    async (): Promise<RetentionOutcome> => {
-      const outcome = await applyRetention(sql, cleaned, config);
-      logger.info(outcome, "retention applied");
-      return outcome;
-    },
-    { connection, prefix: config.queuePrefix, concurrency: 1 },
-  );
+  const applyRetentionJob = async (): Promise<RetentionOutcome> => {
+    const outcome = await applyRetention(sql, cleaned, config);
+    logger.info(outcome, "retention applied");
+    return outcome;
+  };
+  const worker = createQueueWorker(MAINTENANCE_QUEUE, applyRetentionJob, {
+    concurrency: 1,
+    heldUnderWorkerLock: false,
+  });
   return {
-    worker,
     async close() {
       if (retry) clearInterval(retry);
       await worker.close();

@@ -1,20 +1,22 @@
-import type { Config } from "@cm/config";
 import { recordDeadLetter, type Sql } from "@cm/db";
-import { cappedExponentialBackoff, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
-import { Worker, type Job } from "bullmq";
-import type { Redis } from "ioredis";
+import type { IdentifyJobData } from "@cm/queue";
+import type { Processor } from "bullmq";
 import type { Logger } from "pino";
 import { applyIdentifyEvents } from "../features/apply-identify";
 import type { WorkerMetrics } from "../metrics";
 
-export function identifyWorker(
-  config: Config,
-  connection: Redis,
+export interface IdentifyJobOutcome {
+  applied: number;
+  poisoned: number;
+}
+
+/** Applies a gateway micro-batch; the events Postgres or our code refuses are dead-lettered. */
+export function identifyProcessor(
   sql: Sql,
   logger: Logger,
   metrics: WorkerMetrics,
-): Worker<IdentifyJobData> {
-  const applyJob = async (job: Job<IdentifyJobData>): Promise<{ applied: number; poisoned: number }> => {
+): Processor<IdentifyJobData, IdentifyJobOutcome> {
+  return async (job) => {
     const endTimer = metrics.identifyBatchSeconds.startTimer();
     const outcome = await applyIdentifyEvents(sql, job.data.events);
     const seconds = endTimer();
@@ -39,14 +41,4 @@ export function identifyWorker(
     );
     return { applied: outcome.applied, poisoned: outcome.poisoned.length };
   };
-
-  return new Worker<IdentifyJobData>(IDENTIFY_QUEUE, applyJob, {
-    connection,
-    prefix: config.queuePrefix,
-    concurrency: config.workerConcurrency,
-    lockDuration: config.workerLockMs,
-    stalledInterval: config.workerLockMs,
-    maxStalledCount: 5,
-    settings: { backoffStrategy: (attemptsMade: number) => cappedExponentialBackoff(attemptsMade) },
-  });
 }
