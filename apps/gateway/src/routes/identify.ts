@@ -1,4 +1,4 @@
-import { IdentifyRejection, toIdentifyEvent } from "@cm/domain";
+import { InvalidInput, toIdentifyEvent } from "@cm/domain";
 import type Router from "@koa/router";
 import { ApiError } from "../api-error";
 import { authenticateIdentify } from "../auth/authenticate";
@@ -27,7 +27,7 @@ export function identifyRoutes(router: Router, deps: GatewayDeps): void {
     try {
       event = toIdentifyEvent(credential.projectId, body, receivedAt);
     } catch (error) {
-      if (error instanceof IdentifyRejection) throw ApiError.badRequest(error.message);
+      if (error instanceof InvalidInput) throw ApiError.badRequest(error.message);
       throw error;
     }
     await deps.identifyBatcher.enqueue(event, read.bytes);

@@ -17,8 +17,8 @@ import {
   topicPageRequest,
   topicPatchProblems,
   topicResource,
-  type FieldProblem,
   type NewTopicBody,
+  type Problem,
   type TopicPatch,
 } from "@cm/domain";
 import type Router from "@koa/router";
@@ -32,27 +32,16 @@ import { requireRevision } from "../middleware/revision";
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
 
-/** typia's errors as 422 entries, worded for a client rather than as TypeScript types. */
-function typeProblems(errors: IValidation.IError[]): FieldProblem[] {
-  return describeTypiaErrors(errors).map((problem, i) => {
-    if (problem.path === "") return { path: "", message: "body must be a JSON object" };
-    // validateEquals reports a property the type does not have as one expecting `undefined`.
-    if (errors[i]?.expected === "undefined")
-      return { path: problem.path, message: `${problem.path} is not a property of a topic` };
-    return problem;
-  });
-}
-
 /** Every problem of a topic body at once: wrong types, and the rules typia cannot express. */
 function parseTopicBody<T>(
   body: unknown,
   validate: (input: unknown) => IValidation<T>,
-  rules: (fields: object) => FieldProblem[],
+  rules: (fields: object) => Problem[],
 ): T {
   const input = body === "" ? {} : body; // a request without a body sends no fields
   const result = validate(input);
   const isObject = typeof input === "object" && input !== null && !Array.isArray(input);
-  const problems = [...(result.success ? [] : typeProblems(result.errors)), ...(isObject ? rules(input) : [])];
+  const problems = [...(result.success ? [] : describeTypiaErrors(result.errors)), ...(isObject ? rules(input) : [])];
   if (!result.success || problems.length > 0) throw ApiError.unprocessable(problems);
   return result.data;
 }
