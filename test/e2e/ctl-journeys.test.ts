@@ -159,7 +159,7 @@ describe("journey import", () => {
           node.type === "delay" ? { ...node, delay: { duration_unit: "days", delivery_option: 0 } } : node,
         ) as never;
       }),
-      /nodes\[1\]\.delay\.duration/,
+      /nodes\[1\]\.delay\.duration is required and must be a number of at least 0/,
     ],
     ["an unknown status", { ...sampleJourney(), status: "running" }, /status/],
     ["an event trigger without event_name", { ...sampleJourney(), trigger: { type: "event" } }, /event_name/],

@@ -101,6 +101,10 @@ describe("POST /api/v2/users/track", () => {
     expect(reply.detail).toBeTruthy();
   });
 
+  it("gives the reason in x-error-detail in plain words, not as a type", async () => {
+    expect((await track({ id: "u", email: "not-an-email" })).detail).toBe("email must be an email address");
+  });
+
   it("answers 413 for a body over 256 KiB", async () => {
     const reply = await track({ id: "big", data: { blob: "x".repeat(256 * 1024) } });
     expect(reply).toMatchObject({ status: 413, body: { status: 413, message: "Payload Too Large" } });

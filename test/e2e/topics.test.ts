@@ -274,6 +274,11 @@ describe("POST /api/v2/topics", () => {
       expect(reply.status, JSON.stringify(body)).toBe(422);
       expect(reply.body.errors.map((e: { path: string }) => e.path).sort()).toEqual([...paths].sort());
     }
+    const worded = await call("POST", "/topics", { body: { name: "ok", default_status: "sometimes", colour: "red" } });
+    expect(worded.body.errors).toEqual([
+      { path: "default_status", message: 'default_status must be "subscribed" or "unsubscribed"' },
+      { path: "colour", message: "colour is not a known field" },
+    ]);
   });
 
   it("answers 409 for a name the project has, ignoring case", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IdentifyRejection, MAX_FUTURE_SKEW_MS, parseTimestamp, profileIdOf, toIdentifyEvent } from "@cm/domain";
+import { InvalidInput, MAX_FUTURE_SKEW_MS, parseTimestamp, profileIdOf, toIdentifyEvent } from "@cm/domain";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 
@@ -62,7 +62,7 @@ describe("toIdentifyEvent", () => {
     );
     expect(() =>
       toIdentifyEvent(1, { id: "u", extras: { created_at: ahead(MAX_FUTURE_SKEW_MS + 1000) } }, NOW),
-    ).toThrow(IdentifyRejection);
+    ).toThrow(InvalidInput);
   });
 
   it("needs an id or an email", () => {

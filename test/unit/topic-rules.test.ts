@@ -18,10 +18,12 @@ const current: TopicValues = { name: "News", description: "Monthly", default_sta
 describe("topic names and descriptions", () => {
   it("checks the name as saved: trimmed, 1 to 255 characters", () => {
     expect(topicNameProblems("  News  ")).toEqual([]);
-    expect(topicNameProblems("   ")).toEqual(["name must not be empty"]);
+    expect(topicNameProblems("   ")).toEqual([{ path: "name", message: "name must not be empty" }]);
     expect(topicNameProblems("x".repeat(255))).toEqual([]);
     expect(topicNameProblems(` ${"x".repeat(255)} `)).toEqual([]);
-    expect(topicNameProblems("x".repeat(256))).toEqual(["name must be at most 255 characters"]);
+    expect(topicNameProblems("x".repeat(256))).toEqual([
+      { path: "name", message: "name must be at most 255 characters" },
+    ]);
   });
 
   it("counts characters, not UTF-16 units, as Postgres does", () => {
@@ -34,14 +36,20 @@ describe("topic names and descriptions", () => {
   it("allows a description of at most 200 characters, or null", () => {
     expect(topicDescriptionProblems(null)).toEqual([]);
     expect(topicDescriptionProblems("d".repeat(200))).toEqual([]);
-    expect(topicDescriptionProblems("d".repeat(201))).toEqual(["description must be at most 200 characters"]);
+    expect(topicDescriptionProblems("d".repeat(201))).toEqual([
+      { path: "description", message: "description must be at most 200 characters" },
+    ]);
   });
 
   it("refuses U+0000 and lone surrogates, which Postgres text cannot hold", () => {
     expect(topicNameProblems("a\u0000b")).toHaveLength(1);
     expect(topicDescriptionProblems("a\u0000b")).toHaveLength(1);
-    expect(topicNameProblems("a\ud800b")).toEqual(["name must not contain a lone UTF-16 surrogate"]);
-    expect(topicDescriptionProblems("\udfffb")).toEqual(["description must not contain a lone UTF-16 surrogate"]);
+    expect(topicNameProblems("a\ud800b")).toEqual([
+      { path: "name", message: "name must not contain a lone UTF-16 surrogate" },
+    ]);
+    expect(topicDescriptionProblems("\udfffb")).toEqual([
+      { path: "description", message: "description must not contain a lone UTF-16 surrogate" },
+    ]);
   });
 });
 

@@ -1,5 +1,6 @@
 import type { tags } from "typia";
 import type { Json } from "./json";
+import { InvalidInput } from "./problems";
 import type { TopicStatus } from "./topic";
 
 /** Largest JSON request body the API reads (decisions.md: 413 above it). */
@@ -79,8 +80,6 @@ export function profileIdOf(event: Pick<IdentifyEvent, "key">): string {
   return event.key.slice(2);
 }
 
-export class IdentifyRejection extends Error {}
-
 /**
  * Timestamps are ISO 8601 date-times (with a time zone) or Unix time in seconds, as a number
  * or a string of digits. Anything else is not a timestamp.
@@ -98,22 +97,29 @@ export function parseTimestamp(value: string | number): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
-/** Turns a validated body into the queued event, applying the rules typia cannot express. */
+/**
+ * Turns a validated body into the queued event, applying the rules typia cannot express;
+ * throws InvalidInput for a body that breaks one.
+ */
 export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedAt: number): IdentifyEvent {
   // JSON numbers past 2^53 − 1 reach us already rounded (9007199254740993 parses as …992):
   // such an id would name another user, so it must come as text.
   if (typeof body.id === "number" && !Number.isSafeInteger(body.id)) {
-    throw new IdentifyRejection("id must be sent as a string when it is larger than 2^53 - 1");
+    throw new InvalidInput([{ path: "id", message: "id must be sent as a string when it is larger than 2^53 - 1" }]);
   }
   const id = body.id === undefined || body.id === null ? body.email : String(body.id);
-  if (id === undefined || id === null) throw new IdentifyRejection("id or email is required");
+  if (id === undefined || id === null) throw new InvalidInput([{ path: "id", message: "id or email is required" }]);
 
   let t = receivedAt;
   if (body.extras?.created_at !== undefined) {
     const parsed = parseTimestamp(body.extras.created_at);
-    if (parsed === null) throw new IdentifyRejection("extras.created_at is not a timestamp");
+    if (parsed === null) {
+      const message = "extras.created_at must be an ISO 8601 date-time with a time zone, or Unix time in seconds";
+      throw new InvalidInput([{ path: "extras.created_at", message }]);
+    }
     if (parsed > receivedAt + MAX_FUTURE_SKEW_MS) {
-      throw new IdentifyRejection("extras.created_at is more than 5 minutes in the future");
+      const message = "extras.created_at must not be more than 5 minutes in the future";
+      throw new InvalidInput([{ path: "extras.created_at", message }]);
     }
     t = parsed;
   }

@@ -4,6 +4,7 @@ export * from "./journey";
 export * from "./journey-graph";
 export * from "./json";
 export * from "./permissions";
+export * from "./problems";
 export * from "./profile-state";
 export * from "./resource-id";
 export * from "./resources";

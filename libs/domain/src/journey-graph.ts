@@ -1,3 +1,5 @@
+import type { Problem } from "./problems";
+
 /** What the graph rules look at: node ids and types, and the edges between them. */
 export interface GraphNode {
   id: number;
@@ -17,12 +19,12 @@ export interface JourneyGraph {
 
 /**
  * decisions.md "Journeys and messages": the rules a journey graph must follow. Returns one
- * message per problem, each naming the rule and the node (by the ids of the graph given), or
- * none when the graph is sound.
+ * problem per broken rule, its message naming the rule and the node (by the ids of the graph
+ * given), or none when the graph is sound. A rule is about the graph as a whole, so the path is "".
  */
-export function graphProblems(graph: JourneyGraph): string[] {
-  const problems: string[] = [];
-  const broken = (rule: string, message: string) => problems.push(`rule "${rule}": ${message}`);
+export function graphProblems(graph: JourneyGraph): Problem[] {
+  const problems: Problem[] = [];
+  const broken = (rule: string, message: string) => problems.push({ path: "", message: `rule "${rule}": ${message}` });
   const byId = new Map<number, GraphNode>();
   for (const node of graph.nodes) {
     if (byId.has(node.id)) broken("unique-ids", `node ${node.id} appears more than once`);

@@ -1,5 +1,6 @@
 import type { tags } from "typia";
 import { graphProblems } from "./journey-graph";
+import type { Problem } from "./problems";
 
 export const JOURNEY_STATUSES = ["draft", "active", "paused", "archived", "cancelled"] as const;
 export type JourneyStatus = (typeof JOURNEY_STATUSES)[number];
@@ -131,19 +132,22 @@ export function isMessageNode(node: JourneyFileNode): node is JourneyFileEmail |
 }
 
 /** What typia cannot check in a journey file: the graph rules and fields that depend on a type. */
-export function journeyFileProblems(file: JourneyFile): string[] {
+export function journeyFileProblems(file: JourneyFile): Problem[] {
   const problems = graphProblems(file);
   const eventName = file.trigger.event_name ?? null;
+  const path = "trigger.event_name";
   if (file.trigger.type === "event" && eventName === null)
-    problems.push("trigger: an event trigger needs an event_name");
+    problems.push({ path, message: `${path} is required when trigger.type is "event"` });
   if (file.trigger.type !== "event" && eventName !== null)
-    problems.push("trigger: only an event trigger has an event_name");
-  for (const node of file.nodes) {
-    if (!isMessageNode(node) || node.type === "email") continue;
+    problems.push({ path, message: `${path} must be null unless trigger.type is "event"` });
+  file.nodes.forEach((node, index) => {
+    if (!isMessageNode(node) || node.type === "email") return;
     for (const field of ["from", "reply_to"] as const) {
-      if ((node.message[field] ?? null) !== null)
-        problems.push(`node ${node.id} (${node.type}): message.${field} is email-only and must be null`);
+      if ((node.message[field] ?? null) !== null) {
+        const message = `node ${node.id} (${node.type}): message.${field} is email-only and must be null`;
+        problems.push({ path: `nodes[${index}].message.${field}`, message });
+      }
     }
-  }
+  });
   return problems;
 }

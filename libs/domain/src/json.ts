@@ -1,3 +1,5 @@
+import type { Problem } from "./problems";
+
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /** JSON with object keys sorted at every depth, so equal values always give equal text. */
@@ -27,12 +29,18 @@ function textProblem(text: string): string | null {
 }
 
 /**
- * What in a parsed JSON value could not be stored or processed, or null. Postgres text and
- * jsonb hold neither U+0000 nor lone surrogates; a number beyond double range (`1e309`) parses
- * to Infinity and would be stored as null; nesting without bound overflows the stack of every
- * recursive reader after us (canonical JSON, JSON.stringify). Refused before anything is queued.
+ * What in a parsed JSON value could not be stored or processed (the first thing found), or
+ * nothing. Postgres text and jsonb hold neither U+0000 nor lone surrogates; a number beyond
+ * double range (`1e309`) parses to Infinity and would be stored as null; nesting without bound
+ * overflows the stack of every recursive reader after us (canonical JSON, JSON.stringify).
+ * Refused before anything is queued.
  */
-export function jsonValueProblem(value: unknown, depth = 0): string | null {
+export function jsonValueProblems(value: unknown): Problem[] {
+  const problem = firstValueProblem(value, 0);
+  return problem === null ? [] : [{ path: "", message: problem }];
+}
+
+function firstValueProblem(value: unknown, depth: number): string | null {
   if (typeof value === "string") return textProblem(value);
   if (typeof value === "number") return Number.isFinite(value) ? null : "numbers must be finite";
   if (value === null || typeof value !== "object") return null;
@@ -40,13 +48,13 @@ export function jsonValueProblem(value: unknown, depth = 0): string | null {
   // Plain loops: this runs on every identify body, and entries() arrays cost more than the scan.
   if (Array.isArray(value)) {
     for (const item of value) {
-      const problem = jsonValueProblem(item, depth + 1);
+      const problem = firstValueProblem(item, depth + 1);
       if (problem !== null) return problem;
     }
     return null;
   }
   for (const key in value) {
-    const problem = textProblem(key) ?? jsonValueProblem((value as Record<string, unknown>)[key], depth + 1);
+    const problem = textProblem(key) ?? firstValueProblem((value as Record<string, unknown>)[key], depth + 1);
     if (problem !== null) return problem;
   }
   return null;

@@ -1,4 +1,5 @@
 import { unstorableText } from "./json";
+import type { Problem } from "./problems";
 import type { Topic } from "./resources";
 export const TOPIC_STATUSES = ["subscribed", "unsubscribed"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];
@@ -58,23 +59,27 @@ function characters(text: string): number {
   return [...text].length;
 }
 
-/** Problems with a topic name as saved (trimmed), or none. */
-export function topicNameProblems(name: string): string[] {
-  const trimmed = name.trim();
-  if (trimmed.length === 0) return ["name must not be empty"];
-  if (characters(trimmed) > TOPIC_NAME_MAX) return [`name must be at most ${TOPIC_NAME_MAX} characters`];
-  const unstorable = unstorableText(trimmed);
-  if (unstorable !== null) return [`name ${unstorable}`];
-  return [];
+function storableTextProblems(path: string, text: string): Problem[] {
+  const unstorable = unstorableText(text);
+  return unstorable === null ? [] : [{ path, message: `${path} ${unstorable}` }];
 }
 
-export function topicDescriptionProblems(description: string | null): string[] {
+/** Problems with a topic name as saved (trimmed), or none. */
+export function topicNameProblems(name: string): Problem[] {
+  const trimmed = name.trim();
+  if (trimmed.length === 0) return [{ path: "name", message: "name must not be empty" }];
+  if (characters(trimmed) > TOPIC_NAME_MAX) {
+    return [{ path: "name", message: `name must be at most ${TOPIC_NAME_MAX} characters` }];
+  }
+  return storableTextProblems("name", trimmed);
+}
+
+export function topicDescriptionProblems(description: string | null): Problem[] {
   if (description === null) return [];
-  if (characters(description) > TOPIC_DESCRIPTION_MAX)
-    return [`description must be at most ${TOPIC_DESCRIPTION_MAX} characters`];
-  const unstorable = unstorableText(description);
-  if (unstorable !== null) return [`description ${unstorable}`];
-  return [];
+  if (characters(description) > TOPIC_DESCRIPTION_MAX) {
+    return [{ path: "description", message: `description must be at most ${TOPIC_DESCRIPTION_MAX} characters` }];
+  }
+  return storableTextProblems("description", description);
 }
 
 /** The writable fields of a topic, as the API names them (types are checked by typia). */
@@ -92,27 +97,19 @@ export interface NewTopicBody extends TopicFields {
   name: string;
 }
 
-/** One entry of a 422 body: what is wrong and where (a body field, or "" for the body itself). */
-export interface FieldProblem {
-  path: string;
-  message: string;
-}
-
 /**
  * The rules typia cannot express (lengths after trimming, characters Postgres refuses), for
  * the fields that have the right type; typia reports the others.
  */
-export function topicFieldProblems(fields: { name?: unknown; description?: unknown }): FieldProblem[] {
-  const name = typeof fields.name === "string" ? topicNameProblems(fields.name) : [];
-  const description = typeof fields.description === "string" ? topicDescriptionProblems(fields.description) : [];
+export function topicFieldProblems(fields: { name?: unknown; description?: unknown }): Problem[] {
   return [
-    ...name.map((message) => ({ path: "name", message })),
-    ...description.map((message) => ({ path: "description", message })),
+    ...(typeof fields.name === "string" ? topicNameProblems(fields.name) : []),
+    ...(typeof fields.description === "string" ? topicDescriptionProblems(fields.description) : []),
   ];
 }
 
 /** Rule 5 of api.md "Update a topic": an empty patch is refused. */
-export function topicPatchProblems(body: object): FieldProblem[] {
+export function topicPatchProblems(body: object): Problem[] {
   if (Object.keys(body).length === 0) {
     return [{ path: "", message: "body must have at least one of name, description, default_status" }];
   }
@@ -145,8 +142,8 @@ function afterIdFromCursor(cursor: string): number | null {
 export function topicPageRequest(query: {
   limit?: string | string[];
   cursor?: string | string[];
-}): { ok: true; page: TopicPageRequest } | { ok: false; problems: FieldProblem[] } {
-  const problems: FieldProblem[] = [];
+}): { ok: true; page: TopicPageRequest } | { ok: false; problems: Problem[] } {
+  const problems: Problem[] = [];
   let limit = TOPIC_PAGE_DEFAULT;
   if (query.limit !== undefined) {
     const text = query.limit;

@@ -5,10 +5,11 @@ import {
   allowedTransitions,
   canTransition,
   describeTypiaErrors,
-  jsonValueProblem,
   isJourneyStatus,
   JOURNEY_STATUSES,
   journeyFileProblems,
+  jsonValueProblems,
+  problemText,
   type JourneyFile,
 } from "@cm/domain";
 import typia from "typia";
@@ -29,13 +30,10 @@ export async function readJourneyFile(path: string): Promise<JourneyFile> {
   }
   const result = validateJourneyFile(json);
   if (!result.success) {
-    const problems = describeTypiaErrors(result.errors, "journey").map((problem) => problem.message);
-    throw new CliError(`${path} is not a journey: ${problems.join("; ")}`);
+    throw new CliError(`${path} is not a journey: ${problemText(describeTypiaErrors(result.errors, "journey"))}`);
   }
-  const valueProblem = jsonValueProblem(json);
-  if (valueProblem !== null) throw new CliError(`${path}: ${valueProblem}`);
-  const problems = journeyFileProblems(result.data);
-  if (problems.length > 0) throw new CliError(`${path}: journey refused: ${problems.join("; ")}`);
+  const problems = [...jsonValueProblems(json), ...journeyFileProblems(result.data)];
+  if (problems.length > 0) throw new CliError(`${path}: journey refused: ${problemText(problems)}`);
   return result.data;
 }
 

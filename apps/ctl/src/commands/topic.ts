@@ -1,5 +1,6 @@
 import { insertTopic, isDuplicateTopicName, projectExists, type Sql } from "@cm/db";
 import {
+  problemText,
   topicDescriptionProblems,
   topicNameProblems,
   topicResource,
@@ -16,7 +17,7 @@ export async function createTopicCommand(
     throw new CliError(`--default-status must be one of ${TOPIC_STATUSES.join(", ")}`, 2);
   }
   const problems = [...topicNameProblems(input.name), ...topicDescriptionProblems(input.description)];
-  if (problems.length > 0) throw new CliError(problems.join("; "), 2);
+  if (problems.length > 0) throw new CliError(problemText(problems), 2);
   if (!(await projectExists(sql, input.projectId))) throw new CliError(`project ${input.projectId} does not exist`);
   try {
     const topic = await insertTopic(sql, {

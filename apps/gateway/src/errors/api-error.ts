@@ -1,7 +1,7 @@
-export interface ProblemEntry {
-  message: string;
-  path?: string;
-}
+import { problemText, type Problem } from "@cm/domain";
+
+/** A problem of a `{errors:[…]}` body; one about the request as a whole names no path. */
+export type ProblemEntry = Pick<Problem, "message"> & Partial<Pick<Problem, "path">>;
 
 /**
  * An HTTP answer other than success. `code` is the `{error}` text of key-authenticated routes;
@@ -46,7 +46,7 @@ export class ApiError extends Error {
   }
 
   static unprocessable(problems: ProblemEntry[]): ApiError {
-    return new ApiError(422, { problems, detail: problems.map((p) => p.message).join("; ") });
+    return new ApiError(422, { problems, detail: problemText(problems) });
   }
 
   static conflict(message: string): ApiError {

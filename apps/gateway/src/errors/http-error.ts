@@ -1,5 +1,5 @@
 import { isUnavailable } from "@cm/db";
-import { IdentifyRejection } from "@cm/domain";
+import { InvalidInput } from "@cm/domain";
 import { isRedisOutOfMemory } from "@cm/queue";
 import { CredentialLookupsThrottled } from "../auth/credential-cache";
 import { QueueWritesBackedUp } from "../identify-batcher";
@@ -15,7 +15,7 @@ const BODY_FAILURES: Record<number, string> = {
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof NotFound) return ApiError.notFound();
-  if (error instanceof IdentifyRejection) return ApiError.badRequest(error.message);
+  if (error instanceof InvalidInput) return ApiError.unprocessable(error.problems);
   if (error instanceof DuplicateTopicName) return ApiError.conflict(error.message);
   // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
   // tokens passes: the client should come back, not give up.

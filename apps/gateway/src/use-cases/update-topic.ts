@@ -1,5 +1,6 @@
 import { isDuplicateTopicName, lockTopic, saveTopic, startTopicFanout } from "@cm/db";
 import { applyTopicPatch, sameTopicValues, topicResource, type Topic, type TopicPatch } from "@cm/domain";
+import { addTopicFanout } from "@cm/queue";
 import type { GatewayDeps } from "../deps";
 import { DuplicateTopicName, NotFound, QueueUnavailable } from "./errors";
 
@@ -10,7 +11,7 @@ async function queueFanout(
   generation: number,
 ) {
   try {
-    await deps.topicFanoutQueue.add("fan-out", { topicId, generation });
+    await addTopicFanout(deps.topicFanoutQueue, { topicId, generation });
   } catch (error) {
     deps.logger.warn(
       { topicId, err: error instanceof Error ? error.message : String(error) },

@@ -1,0 +1,20 @@
+/**
+ * Something wrong with input, in words its sender understands: `path` says where (`channels[0].type`,
+ * or "" for the input as a whole) and `message` says what, naming the path itself.
+ */
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+/** The messages of `problems` as one line, as `x-error-detail` and the CLI print them. */
+export function problemText(problems: readonly Pick<Problem, "message">[]): string {
+  return problems.map((problem) => problem.message).join("; ");
+}
+
+/** Thrown by a domain function that must produce a value from input and cannot: `problems` say why. */
+export class InvalidInput extends Error {
+  constructor(readonly problems: Problem[]) {
+    super(problemText(problems));
+  }
+}
