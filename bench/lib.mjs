@@ -271,8 +271,12 @@ function identifyEvent(projectId, n, totalEvents) {
   };
 }
 
-/** Fills a paused queue, starts `workers` worker processes, and times them from resume to empty. */
-export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1) {
+/**
+ * Fills a paused queue, starts `workers` worker processes, and times them from resume to empty.
+ * `watch`, if given, starts a sampler at resume that is stopped once the queue is empty, so that it
+ * sees the drain and not the filling; what its `stop()` returns comes back as `watched`.
+ */
+export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1, watch) {
   const queuePrefix = uniqueName("bench_drain");
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue("identify", {
@@ -295,9 +299,11 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   );
   await sleep(1500);
   const started = performance.now();
+  const watcher = watch?.();
   await queue.resume();
   while ((await queue.getJobCountByTypes("waiting", "active", "delayed", "paused")) > 0) await sleep(20);
   const seconds = (performance.now() - started) / 1000;
+  const watched = await watcher?.stop();
   const failed = await queue.getFailedCount();
   await Promise.all(workerProcesses.map((worker) => worker.stop()));
   await queue.obliterate({ force: true });
@@ -305,5 +311,5 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   redis.disconnect();
   await clearQueue(queuePrefix); // the workers' other queues
   if (failed > 0) throw new Error(`${failed} drain jobs failed`);
-  return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents };
+  return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents, watched };
 }
