@@ -56,6 +56,8 @@ export interface ChannelValue {
  * `key` names the profile by it.
  */
 export interface IdentifyEvent {
+  /** Absent in jobs queued before the other profile operations existed. */
+  op?: "identify";
   projectId: number;
   key: string;
   id: string;
