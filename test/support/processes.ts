@@ -17,6 +17,11 @@ export interface ChildService {
  */
 export function startChild(script: string, env: NodeJS.ProcessEnv, args: string[] = [], scanLogs = true): ChildService {
   const child = spawn(process.execPath, [join(ROOT, script), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  // A test that fails before stopping its service must not leave it running, polling a queue
+  // and a database that are gone, and taking CPU from every later test and benchmark.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+  child.once("exit", () => process.off("exit", killOnExit));
   let output = "";
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
