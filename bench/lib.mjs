@@ -271,8 +271,40 @@ function identifyEvent(projectId, n, totalEvents) {
   };
 }
 
-/** Fills a paused queue, starts `workers` worker processes, and times them from resume to empty. */
-export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1) {
+/**
+ * One queued operation of a mix of every kind, on the same users as identifyEvent: half are
+ * identifies, the rest edits, tags and unsubscribes, and one in a thousand a delete or a
+ * reidentify (rare: each is a transaction of its own).
+ */
+export function mixedOperation(projectId, n, totalEvents) {
+  const identify = identifyEvent(projectId, n, totalEvents);
+  const on = { projectId, key: identify.key, id: identify.id, t: identify.t };
+  if (n % 1000 === 500) return { op: "delete", ...on };
+  if (n % 1000 === 999) return { op: "reidentify", ...on, newId: `${on.id}-renamed`, newKey: `${on.key}-renamed` };
+  switch (n % 8) {
+    case 4:
+    case 5:
+      return { op: "edit", ...on, changes: { plan: ["free", "team", "pro"][n % 3], logins: n % 97 } };
+    case 6:
+      return { op: "tags", ...on, add: [`tag-${n % 5}`], remove: [`tag-${(n + 1) % 5}`] };
+    case 7:
+      return { op: "subscription", ...on, unsubscribed: n % 16 === 7 };
+    default:
+      return identify;
+  }
+}
+
+/**
+ * Fills a paused queue with `operationAt(projectId, n, totalEvents)` for every n, starts
+ * `workers` worker processes, and times them from resume to empty.
+ */
+export async function drainOnce(
+  databaseUrl,
+  projectId,
+  totalEvents,
+  eventsPerJob,
+  { workers = 1, operationAt = identifyEvent } = {},
+) {
   const queuePrefix = uniqueName("bench_drain");
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue("identify", {
@@ -285,7 +317,7 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   for (let first = 0; first < totalEvents; first += eventsPerJob) {
     const events = [];
     for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1)
-      events.push(identifyEvent(projectId, n, totalEvents));
+      events.push(operationAt(projectId, n, totalEvents));
     jobs.push({ name: IDENTIFY_JOB, data: { events } });
   }
   for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));

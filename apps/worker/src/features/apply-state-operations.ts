@@ -1,17 +1,24 @@
 import { applyProfileWrites, isRefusedInput, type ProfileWrite, type Sql } from "@cm/db";
-import { mergeStates, profileIdOf, profileKeyForId, stateFromEvent, type IdentifyEvent } from "@cm/domain";
+import {
+  mergeStates,
+  profileIdOf,
+  profileKeyForId,
+  stateFromOperation,
+  type ProfileOperation,
+  type StateOperation,
+} from "@cm/domain";
 
-/** One write per profile: events for the same profile are merged first (merging is order-free). */
-export function profileWrites(events: readonly IdentifyEvent[]): ProfileWrite[] {
+/** One write per profile: operations on the same profile are merged first (merging is order-free). */
+export function profileWrites(operations: readonly StateOperation[]): ProfileWrite[] {
   const byProfile = new Map<string, ProfileWrite>();
-  for (const event of events) {
-    const externalId = profileIdOf(event);
+  for (const operation of operations) {
+    const externalId = profileIdOf(operation);
     const key = profileKeyForId(externalId);
-    const id = `${event.projectId}\u0000${key}`;
-    const state = stateFromEvent(event);
+    const id = `${operation.projectId}\u0000${key}`;
+    const state = stateFromOperation(operation);
     const existing = byProfile.get(id);
     if (existing === undefined) {
-      byProfile.set(id, { projectId: event.projectId, key, externalId, state });
+      byProfile.set(id, { projectId: operation.projectId, key, externalId, state });
     } else {
       existing.state = mergeStates(existing.state, state);
     }
@@ -21,19 +28,19 @@ export function profileWrites(events: readonly IdentifyEvent[]): ProfileWrite[] 
 
 export interface ApplyOutcome {
   applied: number;
-  poisoned: { event: IdentifyEvent; error: unknown }[];
+  poisoned: { operation: ProfileOperation; error: unknown }[];
   ignoredTopics: { projectId: number; key: string; topicIds: string[] }[];
 }
 
 /**
- * Applies a batch in one statement. When the input is refused (by Postgres, or by our own code
- * before it: not an outage), the batch is split in halves until the events refused stand alone;
- * those are reported as poisoned and every other event is applied. Other errors are thrown,
- * for the queue to retry the whole job.
+ * Applies identifies, edits, tags and subscriptions in one statement. When the input is refused
+ * (by Postgres, or by our own code before it: not an outage), the batch is split in halves until
+ * the operations refused stand alone; those are reported as poisoned and every other one is
+ * applied. Other errors are thrown, for the queue to retry the whole job.
  */
-export async function applyIdentifyEvents(sql: Sql, events: readonly IdentifyEvent[]): Promise<ApplyOutcome> {
+export async function applyStateOperations(sql: Sql, operations: readonly StateOperation[]): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: 0, poisoned: [], ignoredTopics: [] };
-  const apply = async (part: readonly IdentifyEvent[]): Promise<void> => {
+  const apply = async (part: readonly StateOperation[]): Promise<void> => {
     if (part.length === 0) return;
     try {
       const result = await applyProfileWrites(sql, profileWrites(part));
@@ -42,7 +49,7 @@ export async function applyIdentifyEvents(sql: Sql, events: readonly IdentifyEve
     } catch (error) {
       if (!isRefusedInput(error)) throw error;
       if (part.length === 1) {
-        outcome.poisoned.push({ event: part[0] as IdentifyEvent, error });
+        outcome.poisoned.push({ operation: part[0] as StateOperation, error });
         return;
       }
       const middle = Math.ceil(part.length / 2);
@@ -50,6 +57,6 @@ export async function applyIdentifyEvents(sql: Sql, events: readonly IdentifyEve
       await apply(part.slice(middle));
     }
   };
-  await apply(events);
+  await apply(operations);
   return outcome;
 }
