@@ -64,12 +64,11 @@ const ERASED_ROW = {
 
 /** Applies every order of the operations, one job each, in a project of its own; returns each order's reads. */
 async function readsInEveryOrder(
-  scenario: (project: Awaited<ReturnType<typeof newProject>>) => ProfileOperation[],
+  scenario: (operations: ReturnType<typeof profileOperations>) => ProfileOperation[],
   check: (project: Awaited<ReturnType<typeof newProject>>) => Promise<unknown>,
 ) {
-  const template = scenario(await newProject());
   const results: unknown[] = [];
-  for (const order of permutations(template.map((_, i) => i))) {
+  for (const order of permutations(scenario(profileOperations(0)).map((_, i) => i))) {
     const project = await newProject();
     const operations = scenario(project);
     for (const i of order) await applyProfileOperations(stores, [operations[i] as ProfileOperation]);
@@ -112,7 +111,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
         p.identify("a", 1, { email: "a@example.com", data: { plan: "free" } }),
         p.edit("a", 2, { plan: "pro" }),
         p.reidentify("a", "b", 3),
-        p.remove("b", 4),
+        p.delete("b", 4),
         p.identify("b", 5, { data: { fresh: true } }),
       ],
       async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "i:a") }),
@@ -142,7 +141,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     ]);
     expect(await read(p.id, "gone")).toMatchObject({ email: "gone@example.com", tags: ["vip"] });
 
-    await applyProfileOperations(stores, [p.remove("gone", 10)]);
+    await applyProfileOperations(stores, [p.delete("gone", 10)]);
     expect(await read(p.id, "gone")).toBeNull();
     expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
@@ -156,7 +155,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
     // An id nobody used yet: its erasure is kept too.
-    await applyProfileOperations(stores, [p.remove("unknown", 10), p.identify("unknown", 9, { email: "u@x.co" })]);
+    await applyProfileOperations(stores, [p.delete("unknown", 10), p.identify("unknown", 9, { email: "u@x.co" })]);
     expect(await rawRow(p.id, "i:unknown")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
     // An identify stamped after the erasure starts a new profile.
@@ -171,7 +170,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
   it("erases an id linked before the erasure by a reidentify that arrives after it", async () => {
     const p = await newProject();
-    await applyProfileOperations(stores, [p.remove("new", 5)]);
+    await applyProfileOperations(stores, [p.delete("new", 5)]);
     await applyProfileOperations(stores, [p.identify("old", 1, { email: "old@example.com", data: { plan: "free" } })]);
     expect(await read(p.id, "old")).toMatchObject({ email: "old@example.com" });
 
@@ -270,7 +269,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     );
     try {
       await waitFor("the jobs to fail", async () => ((await queue.getFailedCount()) === 3 ? true : undefined));
-      await applyProfileOperations(stores, [p.remove("gone", 10)]);
+      await applyProfileOperations(stores, [p.delete("gone", 10)]);
 
       const letters = await stack.db.sql<{ project_id: number; event: string }[]>`
         SELECT project_id, event FROM identify_dead_letters WHERE job_id = 'j' ORDER BY id`;

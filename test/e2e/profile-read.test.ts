@@ -92,7 +92,7 @@ describe("GET /api/v2/users/:id", () => {
       expect(merged).toMatchObject({ id: "after", email: "before@example.com", tags: ["vip"], unsubscribed: true });
       expect((await read("after", stack.project.apiKey)).body).toEqual(merged);
 
-      await addIdentifyBatch(queue, [p.remove("after", now + 1)]);
+      await addIdentifyBatch(queue, [p.delete("after", now + 1)]);
       await waitFor("the erasure", async () =>
         (await read("before", stack.project.apiKey)).status === 404 ? true : undefined,
       );

@@ -34,7 +34,7 @@ export function profileOperations(projectId: number) {
       ...on(id, t),
       unsubscribed,
     }),
-    remove: (id: string, t: number): DeleteOperation => ({ op: "delete", ...on(id, t) }),
+    delete: (id: string, t: number): DeleteOperation => ({ op: "delete", ...on(id, t) }),
     reidentify: (id: string, newId: string, t: number): ReidentifyOperation => ({
       op: "reidentify",
       ...on(id, t),
