@@ -88,10 +88,11 @@ async function measureIntake(databaseUrl, authToken) {
 async function measureDrain(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const project = async (name) => (await sql`INSERT INTO projects (name) VALUES (${name}) RETURNING id`)[0].id;
-  // Identify-only and mixed traffic take turns, so that both meet the same machine load.
+  // Identifies alone and the mix of every operation take turns, so that both meet the same load.
   const { batched, mixed } = await repeatInTurns({
     batched: async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH),
-    mixed: async () => drainOnce(databaseUrl, await project("mixed"), DRAIN_EVENTS, GATEWAY_BATCH, 1, mixedOperation),
+    mixed: async () =>
+      drainOnce(databaseUrl, await project("mixed"), DRAIN_EVENTS, GATEWAY_BATCH, { operationAt: mixedOperation }),
   });
   const naive = await repeat("naive worker drain (one job, one upsert per identify)", async () =>
     drainOnce(databaseUrl, await project("naive"), NAIVE_DRAIN_EVENTS, 1),

@@ -289,7 +289,7 @@ export function mixedOperation(projectId, n, totalEvents) {
 }
 
 /**
- * Fills a paused queue with `operation(projectId, n, totalEvents)` for every n, starts
+ * Fills a paused queue with `operationAt(projectId, n, totalEvents)` for every n, starts
  * `workers` worker processes, and times them from resume to empty.
  */
 export async function drainOnce(
@@ -297,8 +297,7 @@ export async function drainOnce(
   projectId,
   totalEvents,
   eventsPerJob,
-  workers = 1,
-  operation = identifyEvent,
+  { workers = 1, operationAt = identifyEvent } = {},
 ) {
   const queuePrefix = uniqueName("bench_drain");
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
@@ -312,7 +311,7 @@ export async function drainOnce(
   for (let first = 0; first < totalEvents; first += eventsPerJob) {
     const events = [];
     for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1)
-      events.push(operation(projectId, n, totalEvents));
+      events.push(operationAt(projectId, n, totalEvents));
     jobs.push({ name: IDENTIFY_JOB, data: { events } });
   }
   for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));

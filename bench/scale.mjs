@@ -46,10 +46,10 @@ async function main() {
     const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
     const project = async () => (await sql`INSERT INTO projects (name) VALUES ('drain') RETURNING id`)[0].id;
     const drain1 = await repeat("drain, 1 worker", async () =>
-      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 1),
+      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, { workers: 1 }),
     );
     const drain2 = await repeat("drain, 2 workers", async () =>
-      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, 2),
+      drainOnce(db.url, await project(), DRAIN_EVENTS, 500, { workers: 2 }),
     );
     const intake1 = await intakeWith(1, db.url, authToken);
     const intake2 = await intakeWith(2, db.url, authToken);

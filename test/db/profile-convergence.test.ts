@@ -10,9 +10,11 @@ import {
   type Json,
   type VisibleProfile,
 } from "@cm/domain";
-import { applyIdentifyEvents } from "@cm/worker";
+import { applyProfileOperations } from "@cm/worker";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testProfileStores } from "../support/profile-stores";
 import { createTestProject } from "../support/project";
+import { createTestQueuePrefix } from "../support/queue";
 
 /**
  * The rules of decisions.md "Identify", written as plainly as possible and independently of the
@@ -51,6 +53,8 @@ function referenceProfile(events: IdentifyEvent[], knownTopics: Set<number>): Vi
     data: Object.fromEntries(pick("data.").filter(([, v]) => v !== null)) as Record<string, Json>,
     channels: pick("channel.").map(([, v]) => v as ChannelValue),
     topics: Object.fromEntries(pick("topic.")) as VisibleProfile["topics"],
+    tags: [],
+    unsubscribed: false,
   };
 }
 
@@ -131,10 +135,17 @@ function eventArbitrary(projectId: number, topicIds: number[]) {
 }
 
 let db: TestDatabase;
+const queue = createTestQueuePrefix("convergence");
+let stores: ReturnType<typeof testProfileStores>;
 beforeAll(async () => {
   db = await createTestDatabase("convergence");
+  stores = testProfileStores(db.sql, queue.prefix);
 });
-afterAll(() => db.drop());
+afterAll(async () => {
+  await stores.close();
+  await queue.cleanup();
+  await db.drop();
+});
 
 async function storedProfiles(projectId: number) {
   return Promise.all(
@@ -183,7 +194,7 @@ describe("identify convergence (property)", () => {
           const lanes = [batches.filter((_, i) => i % 2 === 0), batches.filter((_, i) => i % 2 === 1)];
           await Promise.all(
             lanes.map(async (lane) => {
-              for (const batch of lane) await applyIdentifyEvents(db.sql, batch);
+              for (const batch of lane) await applyProfileOperations(stores, batch);
             }),
           );
 

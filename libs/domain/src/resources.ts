@@ -66,7 +66,8 @@ export interface ProfileTopic {
   id: Integer;
   name: string;
   status: TopicStatus;
-  source: "explicit" | "default";
+  /** "global" while the user is unsubscribed from everything: every topic then reads unsubscribed. */
+  source: "explicit" | "default" | "global";
 }
 
 export interface Profile {
@@ -77,6 +78,10 @@ export interface Profile {
   phone_number: string | null;
   channels: ProfileChannel[];
   data: Record<string, unknown>;
+  /** The tags that are on, sorted. */
+  tags: string[];
+  /** Unsubscribed from everything (Vero's unsubscribe, until a resubscribe). */
+  unsubscribed: boolean;
   topics: ProfileTopic[];
   created_at: DateTime;
   updated_at: DateTime;

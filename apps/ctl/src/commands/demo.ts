@@ -11,7 +11,7 @@ import {
   type Db,
   type Sql,
 } from "@cm/db";
-import { PERMISSIONS, profileKeyForId, stateFromEvent, type IdentifyEvent, type TopicStatus } from "@cm/domain";
+import { PERMISSIONS, profileKeyForId, stateFromOperation, type IdentifyEvent, type TopicStatus } from "@cm/domain";
 import { importDemoJourneys } from "./journey";
 
 export const DEMO_PROJECT_NAME = "Demo project";
@@ -56,7 +56,7 @@ async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
   const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now));
   await applyProfileWrites(
     tx,
-    events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromEvent(event) })),
+    events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromOperation(event) })),
   );
   await importDemoJourneys(tx, projectId);
 }
