@@ -172,14 +172,22 @@ const values = <V>(map: Record<string, Stamped<V>>) =>
     .map(([key, entry]) => [key, entry.v] as const);
 
 /**
- * What a reader sees of a profile kept in one or more rows (a user reidentified keeps a row
- * per id it had): the rows' visible values merged field by field by their stamps; null when no
- * row is a profile.
+ * The rows of one profile's ids (a reidentified user keeps a row per id it had) as one state,
+ * merged field by field by their stamps. Each row's own erasures are already applied to it,
+ * and reach no other row: an id erased before it was linked keeps the others' values.
+ */
+export function linkedState(rows: readonly ProfileState[]): ProfileState {
+  return rows.map((row) => ({ ...row, deletedT: null })).reduce(mergeStates, emptyState());
+}
+
+/**
+ * What a reader sees of a profile kept in one or more rows, or null when it is not a profile:
+ * none of its ids was created (again, after its erasure). An update that cannot create shows
+ * from the earliest creation among its ids, whichever id it named.
  */
 export function visibleProfile(...rows: ProfileState[]): VisibleProfile | null {
-  const parts = rows.map(visiblePart).filter((part): part is ProfileState => part !== null);
-  if (parts.length === 0) return null;
-  const merged = parts.reduce(mergeStates);
+  const merged = visiblePart(linkedState(rows));
+  if (merged === null) return null;
   return {
     email: merged.email?.v ?? null,
     phoneNumber: merged.phoneNumber?.v ?? null,

@@ -2,7 +2,7 @@ import { allTopicsOfProject, findProfiles, linksOfComponent } from "@cm/db";
 import {
   aliasGroup,
   canonicalKey,
-  profileExists,
+  linkedState,
   profileIdOf,
   profileKeyForId,
   topicSubscriptions,
@@ -24,12 +24,10 @@ export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: num
   const key = profileKeyForId(ref);
   const links = await linksOfComponent(deps.sql, projectId, key);
   const rows = await findProfiles(deps.sql, projectId, aliasGroup(links, key));
-  const profile = visibleProfile(...rows.map((row) => row.state));
+  const state = linkedState(rows.map((row) => row.state));
+  const profile = visibleProfile(state);
   if (profile === null) throw new NotFound("profile");
   const topics = await allTopicsOfProject(deps.sql, projectId);
-  const createdT = Math.min(
-    ...rows.filter((row) => profileExists(row.state)).map((row) => row.state.createdT as number),
-  );
   const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
   return {
     id: profileIdOf({ key: canonicalKey(links, key) }),
@@ -40,7 +38,7 @@ export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: num
     tags: profile.tags,
     unsubscribed: profile.unsubscribed,
     topics: topicSubscriptions(profile.topics, topics, profile.unsubscribed),
-    created_at: new Date(createdT).toISOString(),
+    created_at: new Date(state.createdT as number).toISOString(),
     updated_at: new Date(updatedAt).toISOString(),
   };
 }
