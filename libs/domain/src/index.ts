@@ -7,6 +7,7 @@ export * from "./json";
 export * from "./permissions";
 export * from "./problems";
 export * from "./profile-operations";
+export * from "./profile-requests";
 export * from "./profile-state";
 export * from "./resource-id";
 export * from "./resources";
