@@ -1,22 +1,22 @@
 import type { AliasEdge } from "@cm/domain";
 import type { Db } from "./connect";
 
-/** A reidentify's link; recording one twice (a redelivery) keeps one. */
-export async function recordProfileLink(sql: Db, projectId: number, link: AliasEdge): Promise<void> {
-  await sql`
-    INSERT INTO profile_links (project_id, from_key, to_key, t) VALUES (${projectId}, ${link.from}, ${link.to}, ${link.t})
-    ON CONFLICT DO NOTHING`;
+/** Reidentifies' links; recording one twice (a redelivery) keeps one. */
+export async function recordProfileLinks(sql: Db, projectId: number, links: readonly AliasEdge[]): Promise<void> {
+  if (links.length === 0) return;
+  const rows = links.map((link) => ({ project_id: projectId, from_key: link.from, to_key: link.to, t: link.t }));
+  await sql`INSERT INTO profile_links ${sql(rows)} ON CONFLICT DO NOTHING`;
 }
 
 /**
- * Every link of the ids linked with `key`, in either direction and whatever their stamps: all
- * that libs/domain's aliasGroup and canonicalKey need to answer for `key`. None for an id that
- * was never reidentified.
+ * Every link of the ids linked with any of `keys`, in either direction and whatever their
+ * stamps: all that libs/domain's aliasGroup and canonicalKey need to answer for those keys.
+ * None for ids that were never reidentified.
  */
-export async function linksOfComponent(sql: Db, projectId: number, key: string): Promise<AliasEdge[]> {
+export async function linksOfComponents(sql: Db, projectId: number, keys: readonly string[]): Promise<AliasEdge[]> {
   return sql<AliasEdge[]>`
     WITH RECURSIVE component (key) AS (
-      SELECT ${key}::text
+      SELECT unnest(${keys as string[]}::text[])
       UNION
       SELECT CASE WHEN l.from_key = c.key THEN l.to_key ELSE l.from_key END
         FROM component AS c

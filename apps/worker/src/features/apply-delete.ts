@@ -1,19 +1,13 @@
-import { linksOfComponent, PROFILE_LINKS_LOCK, recordErasure, takeProjectAdvisoryLock, type Sql } from "@cm/db";
-import { aliasGroup, type DeleteOperation } from "@cm/domain";
-import { eraseStoredProfiles, type Erasure } from "./erase-profiles";
+import type { AliasEdge, DeleteOperation } from "@cm/domain";
+import { aliasGroup } from "@cm/domain";
+import type { Erasure } from "./erase-profiles";
 
 /**
- * docs/profiles.md "Delete": the erasure is recorded (a reidentify stamped before it and applied
- * after it must still reach it, see apply-reidentify), then merged into the row of every id
- * linked with the deleted one at its stamp. Returns the erasure applied.
+ * docs/profiles.md "Delete": each delete erases the row of every id linked with the deleted one
+ * at its stamp. `links` holds every link of their components, this job's included; the delete
+ * is recorded too (by apply-link-operations), so that a reidentify stamped before it and
+ * applied after it still reaches it (apply-reidentify).
  */
-export async function applyDelete(sql: Sql, operation: DeleteOperation): Promise<Erasure[]> {
-  const { projectId, key, t } = operation;
-  return sql.begin(async (tx) => {
-    await takeProjectAdvisoryLock(tx, PROFILE_LINKS_LOCK, projectId);
-    await recordErasure(tx, projectId, { key, t });
-    const erasure = { projectId, keys: aliasGroup(await linksOfComponent(tx, projectId, key), key, t), t };
-    await eraseStoredProfiles(tx, erasure);
-    return [erasure];
-  });
+export function deleteErasures(links: readonly AliasEdge[], deletes: readonly DeleteOperation[]): Erasure[] {
+  return deletes.map(({ projectId, key, t }) => ({ projectId, keys: aliasGroup(links, key, t), t }));
 }

@@ -1,11 +1,11 @@
-import { isRefusedInput, type Sql } from "@cm/db";
+import type { Sql } from "@cm/db";
 import { isStateOperation, type ProfileOperation } from "@cm/domain";
 import type { IdentifyJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
-import { applyDelete } from "./apply-delete";
-import { applyReidentify } from "./apply-reidentify";
+import { applyLinkOperations, type LinkOperation } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
 import { eraseFromFailedJobs, type Erasure } from "./erase-profiles";
+import { applyIsolatingRefused } from "./isolate-refused";
 
 /** Where a profile's data is kept, and so where an erasure must reach. */
 export interface ProfileStores {
@@ -16,32 +16,30 @@ export interface ProfileStores {
 
 /**
  * Applies a job's operations, in any order (docs/profiles.md: the result does not depend on it).
- * Identifies, edits, tags and subscriptions are merged per profile and written in one statement;
- * deletes and reidentifies, rare, each in a transaction of its own. Refused input is reported as
- * poisoned and everything else is applied; other errors are thrown, for the queue to retry the
- * whole job (applying an operation again changes nothing).
+ * Deletes and reidentifies first, in one transaction per project (recording the links and
+ * erasures, working out which rows each erasure reaches); then identifies, edits, tags,
+ * subscriptions and those erasures, merged per profile row and written in one statement. Refused input is reported as poisoned
+ * and everything else is applied; other errors are thrown, for the queue to retry the whole job
+ * (applying an operation again changes nothing).
  */
 export async function applyProfileOperations(
   stores: ProfileStores,
   operations: readonly ProfileOperation[],
 ): Promise<ApplyOutcome> {
-  const outcome = await applyStateOperations(stores.sql, operations.filter(isStateOperation));
-  for (const operation of operations) {
-    if (isStateOperation(operation)) continue;
-    let erasures: Erasure[];
-    try {
-      erasures =
-        operation.op === "delete"
-          ? await applyDelete(stores.sql, operation)
-          : await applyReidentify(stores.sql, operation);
-    } catch (error) {
-      if (!isRefusedInput(error)) throw error;
-      outcome.poisoned.push({ operation, error });
-      continue;
-    }
-    outcome.applied += 1;
-    // Apart from the refused-input test: an error of Redis says nothing about the input.
-    await eraseFromFailedJobs(stores.identifyQueue, erasures);
-  }
+  const erasures: Erasure[] = [];
+  let linksApplied = 0;
+  const linksPoisoned: ApplyOutcome["poisoned"] = [];
+  await applyIsolatingRefused(
+    operations.filter((operation): operation is LinkOperation => !isStateOperation(operation)),
+    async (part) => {
+      erasures.push(...(await applyLinkOperations(stores.sql, part)));
+      linksApplied += part.length;
+    },
+    (operation, error) => linksPoisoned.push({ operation, error }),
+  );
+  const outcome = await applyStateOperations(stores.sql, operations.filter(isStateOperation), erasures);
+  outcome.applied += linksApplied;
+  outcome.poisoned.push(...linksPoisoned);
+  await eraseFromFailedJobs(stores.identifyQueue, erasures);
   return outcome;
 }

@@ -1,28 +1,36 @@
-import { applyProfileWrites, isRefusedInput, type ProfileWrite, type Sql } from "@cm/db";
+import { applyProfileWrites, type ProfileWrite, type Sql } from "@cm/db";
 import {
+  erasureState,
   mergeStates,
   profileIdOf,
   profileKeyForId,
   stateFromOperation,
   type ProfileOperation,
+  type ProfileState,
   type StateOperation,
 } from "@cm/domain";
+import type { Erasure } from "./erase-profiles";
+import { applyIsolatingRefused } from "./isolate-refused";
 
-/** One write per profile: operations on the same profile are merged first (merging is order-free). */
-export function profileWrites(operations: readonly StateOperation[]): ProfileWrite[] {
+/**
+ * One write per profile row: the operations on it and the erasures of it are merged first
+ * (merging is order-free), so that a job's erasures cost no statement of their own.
+ */
+export function profileWrites(
+  operations: readonly StateOperation[],
+  erasures: readonly Erasure[] = [],
+): ProfileWrite[] {
   const byProfile = new Map<string, ProfileWrite>();
-  for (const operation of operations) {
-    const externalId = profileIdOf(operation);
-    const key = profileKeyForId(externalId);
-    const id = `${operation.projectId}\u0000${key}`;
-    const state = stateFromOperation(operation);
+  const write = (projectId: number, key: string, state: ProfileState) => {
+    const id = `${projectId}\u0000${key}`;
     const existing = byProfile.get(id);
-    if (existing === undefined) {
-      byProfile.set(id, { projectId: operation.projectId, key, externalId, state });
-    } else {
-      existing.state = mergeStates(existing.state, state);
-    }
+    if (existing === undefined) byProfile.set(id, { projectId, key, externalId: profileIdOf({ key }), state });
+    else existing.state = mergeStates(existing.state, state);
+  };
+  for (const operation of operations) {
+    write(operation.projectId, profileKeyForId(profileIdOf(operation)), stateFromOperation(operation));
   }
+  for (const { projectId, keys, t } of erasures) for (const key of keys) write(projectId, key, erasureState(t));
   return [...byProfile.values()];
 }
 
@@ -33,30 +41,25 @@ export interface ApplyOutcome {
 }
 
 /**
- * Applies identifies, edits, tags and subscriptions in one statement. When the input is refused
- * (by Postgres, or by our own code before it: not an outage), the batch is split in halves until
- * the operations refused stand alone; those are reported as poisoned and every other one is
- * applied. Other errors are thrown, for the queue to retry the whole job.
+ * Applies identifies, edits, tags and subscriptions, and the erasures of the job's deletes, in
+ * one statement; operations refused as input are reported as poisoned and every other one is
+ * applied (applyIsolatingRefused).
  */
-export async function applyStateOperations(sql: Sql, operations: readonly StateOperation[]): Promise<ApplyOutcome> {
+export async function applyStateOperations(
+  sql: Sql,
+  operations: readonly StateOperation[],
+  erasures: readonly Erasure[] = [],
+): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: 0, poisoned: [], ignoredTopics: [] };
-  const apply = async (part: readonly StateOperation[]): Promise<void> => {
-    if (part.length === 0) return;
-    try {
-      const result = await applyProfileWrites(sql, profileWrites(part));
+  if (operations.length === 0 && erasures.length > 0) await applyProfileWrites(sql, profileWrites([], erasures));
+  await applyIsolatingRefused(
+    operations,
+    async (part) => {
+      const result = await applyProfileWrites(sql, profileWrites(part, erasures));
       outcome.applied += part.length;
       outcome.ignoredTopics.push(...result.ignoredTopics);
-    } catch (error) {
-      if (!isRefusedInput(error)) throw error;
-      if (part.length === 1) {
-        outcome.poisoned.push({ operation: part[0] as StateOperation, error });
-        return;
-      }
-      const middle = Math.ceil(part.length / 2);
-      await apply(part.slice(0, middle));
-      await apply(part.slice(middle));
-    }
-  };
-  await apply(operations);
+    },
+    (operation, error) => outcome.poisoned.push({ operation, error }),
+  );
   return outcome;
 }

@@ -1,5 +1,4 @@
-import { applyProfileWrites, eraseDeadLetters, type Db } from "@cm/db";
-import { erasureState, isStateOperation, profileIdOf, profileKeyForId, type ProfileOperation } from "@cm/domain";
+import { isStateOperation, profileIdOf, profileKeyForId, type ProfileOperation } from "@cm/domain";
 import { removeFromFailedIdentifyJobs, type IdentifyJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 
@@ -8,20 +7,6 @@ export interface Erasure {
   projectId: number;
   keys: string[];
   t: number;
-}
-
-/**
- * The erasure merged into the row of every key (a tombstone where none is stored yet, so that
- * what arrives later stamped before it is dropped too), and the dead letters of those profiles
- * removed. Idempotent, like any merge: applying an erasure again changes nothing.
- */
-export async function eraseStoredProfiles(tx: Db, erasure: Erasure): Promise<void> {
-  const { projectId, keys, t } = erasure;
-  await applyProfileWrites(
-    tx,
-    keys.map((key) => ({ projectId, key, externalId: profileIdOf({ key }), state: erasureState(t) })),
-  );
-  await eraseDeadLetters(tx, projectId, keys);
 }
 
 /**
