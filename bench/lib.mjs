@@ -272,11 +272,35 @@ function identifyEvent(projectId, n, totalEvents) {
 }
 
 /**
- * Fills a paused queue, starts `workers` worker processes, and times them from resume to empty.
- * `watch`, if given, starts a sampler at resume that is stopped once the queue is empty, so that it
- * sees the drain and not the filling; what its `stop()` returns comes back as `watched`.
+ * The issue's mixed traffic, by position in every hundred: 70 identifies, 10 edits, 10 tag
+ * edits, 5 unsubscribes or resubscribes, 3 deletes and 2 reidentifies, over the same users as
+ * the identifies (so edits, tags and erasures meet existing profiles).
  */
-export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJob, workers = 1, watch) {
+export function mixedOperation(projectId, n, totalEvents) {
+  const slot = n % 100;
+  if (slot < 70) return identifyEvent(projectId, n, totalEvents);
+  const id = `user-${n % Math.floor(totalEvents / 2)}`;
+  const base = { projectId, key: `i:${id}`, id, t: 1_700_000_000_000 + n };
+  if (slot < 80) return { ...base, op: "edit", changes: { plan: n % 2 ? "team" : null, seats: n % 50 } };
+  if (slot < 90) return { ...base, op: "tags", add: [`tag-${n % 7}`, "active"], remove: [`tag-${(n + 3) % 7}`] };
+  if (slot < 95) return { ...base, op: "subscription", unsubscribed: n % 2 === 0 };
+  if (slot < 98) return { ...base, op: "delete" };
+  return { ...base, op: "reidentify", newId: `${id}-renamed`, newKey: `i:${id}-renamed` };
+}
+
+/**
+ * Fills a paused queue with `operationAt(projectId, n, totalEvents)` for every n, starts
+ * `workers` worker processes, and times them from resume to empty. `watch`, if given, starts a
+ * sampler at resume that is stopped once the queue is empty, so that it sees the drain and not
+ * the filling; what its `stop()` returns comes back as `watched`.
+ */
+export async function drainOnce(
+  databaseUrl,
+  projectId,
+  totalEvents,
+  eventsPerJob,
+  { workers = 1, operationAt = identifyEvent, watch } = {},
+) {
   const queuePrefix = uniqueName("bench_drain");
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue("identify", {
@@ -289,7 +313,7 @@ export async function drainOnce(databaseUrl, projectId, totalEvents, eventsPerJo
   for (let first = 0; first < totalEvents; first += eventsPerJob) {
     const events = [];
     for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1)
-      events.push(identifyEvent(projectId, n, totalEvents));
+      events.push(operationAt(projectId, n, totalEvents));
     jobs.push({ name: IDENTIFY_JOB, data: { events } });
   }
   for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));

@@ -89,7 +89,10 @@ async function drainCurve(databaseUrl) {
   const points = [];
   for (const n of WORKERS) {
     const result = await repeat(`drain, ${n} worker(s)`, async () =>
-      drainOnce(databaseUrl, await project(), DRAIN_EVENTS, EVENTS_PER_JOB, n, () => sampleWaits(databaseUrl)),
+      drainOnce(databaseUrl, await project(), DRAIN_EVENTS, EVENTS_PER_JOB, {
+        workers: n,
+        watch: () => sampleWaits(databaseUrl),
+      }),
     );
     points.push({ processes: n, rate: result.median.eventsPerSec, ...result });
   }

@@ -4,16 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, visibleProfile, type IdentifyEvent } from "@cm/domain";
 import { addIdentifyBatch, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
-import { applyIdentifyEvents } from "@cm/worker";
+import { applyProfileOperations } from "@cm/worker";
 import { REDIS_URL } from "../support/env";
+import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
 let stack: TestStack;
+let stores: ReturnType<typeof testProfileStores>;
 beforeAll(async () => {
   stack = await createTestStack("poison");
+  stores = testProfileStores(stack.db.sql, stack.config.queuePrefix);
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await stores.close();
+  await stack.close();
+});
 
 function event(id: string, data: Record<string, unknown>): IdentifyEvent {
   return {
@@ -39,9 +45,9 @@ describe("a batch holding an event Postgres refuses", () => {
       event("ok-3", { a: 3 }),
       poison("bad-2"),
     ];
-    const outcome = await applyIdentifyEvents(stack.db.sql, events);
+    const outcome = await applyProfileOperations(stores, events);
     expect(outcome.applied).toBe(3);
-    expect(outcome.poisoned.map((p) => p.event.id).sort()).toEqual(["bad-1", "bad-2"]);
+    expect(outcome.poisoned.map((p) => p.operation.id).sort()).toEqual(["bad-1", "bad-2"]);
     for (const id of ["ok-1", "ok-2", "ok-3"]) {
       expect(await findProfile(stack.db.sql, stack.project.id, profileKeyForId(id)), id).not.toBeNull();
     }
@@ -77,18 +83,18 @@ describe("a batch holding an event Postgres refuses", () => {
     // levels), but a job queued by an older gateway, or by hand, can still hold one.
     let deep: unknown = "bottom";
     for (let i = 0; i < 20_000; i += 1) deep = { d: deep };
-    const outcome = await applyIdentifyEvents(stack.db.sql, [
+    const outcome = await applyProfileOperations(stores, [
       event("deep-ok-1", { a: 1 }),
       event("deep-bad", { deep }),
       event("deep-ok-2", { a: 2 }),
     ]);
     expect(outcome.applied).toBe(2);
-    expect(outcome.poisoned.map((p) => p.event.id)).toEqual(["deep-bad"]);
+    expect(outcome.poisoned.map((p) => p.operation.id)).toEqual(["deep-bad"]);
     expect(outcome.poisoned[0]!.error).toBeInstanceOf(RangeError);
     await recordDeadLetter(stack.db.sql, {
       projectId: stack.project.id,
       jobId: null,
-      event: outcome.poisoned[0]!.event,
+      event: outcome.poisoned[0]!.operation,
       error: "too deep",
     });
   });
@@ -101,7 +107,7 @@ describe("a batch holding an event Postgres refuses", () => {
       t: first.t + 1,
       data: JSON.parse('{"__proto__":"f","toString":"g"}') as IdentifyEvent["data"],
     };
-    expect((await applyIdentifyEvents(stack.db.sql, [first, second])).applied).toBe(2);
+    expect((await applyProfileOperations(stores, [first, second])).applied).toBe(2);
     const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("proto-keys"));
     expect(JSON.parse(JSON.stringify(visibleProfile(stored!.state)?.data))).toEqual({
       toString: "g",
@@ -118,7 +124,7 @@ describe("a batch holding an event Postgres refuses", () => {
       email: "big-topic@example.com",
       topics: [{ id: 3_000_000_000, status: "subscribed" as const }],
     };
-    const outcome = await applyIdentifyEvents(stack.db.sql, [outOfRange]);
+    const outcome = await applyProfileOperations(stores, [outOfRange]);
     expect(outcome).toMatchObject({ applied: 1, poisoned: [] });
     expect(outcome.ignoredTopics[0]?.topicIds).toEqual(["3000000000"]);
     const stored = await findProfile(stack.db.sql, stack.project.id, profileKeyForId("big-topic"));
@@ -129,9 +135,30 @@ describe("a batch holding an event Postgres refuses", () => {
     });
   });
 
+  it("isolates a delete or reidentify Postgres refuses, and applies the rest of the job", async () => {
+    const operations = [
+      event("beside-bad-delete", { a: 1 }),
+      { ...event("x", {}), op: "delete" as const, key: "i:bad\u0000delete" },
+      { ...event("y", {}), op: "reidentify" as const, newId: "bad", newKey: "i:bad\u0000new" },
+      { ...event("beside-bad-delete", {}), op: "reidentify" as const, newId: "good", newKey: "i:good" },
+    ];
+    const outcome = await applyProfileOperations(stores, operations);
+    expect(outcome.applied).toBe(2);
+    expect(outcome.poisoned.map((p) => p.operation)).toEqual([operations[1], operations[2]]);
+    // Its key is not text Postgres can hold: the letter is kept without one.
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: null,
+      event: operations[1],
+      error: "refused",
+    });
+  });
+
   it("an outage is not poison: the whole batch is thrown back for a retry", async () => {
     const closed = (await import("@cm/db")).connect("postgres://postgres@127.0.0.1:1/none", { max: 1 });
-    await expect(applyIdentifyEvents(closed, [event("x", { a: 1 })])).rejects.toMatchObject({ code: "ECONNREFUSED" });
+    await expect(applyProfileOperations({ ...stores, sql: closed }, [event("x", { a: 1 })])).rejects.toMatchObject({
+      code: "ECONNREFUSED",
+    });
     await closed.end();
   });
 });

@@ -1,60 +1,137 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findProfile } from "@cm/db";
+import { findProfiles, linksOfComponents } from "@cm/db";
 import {
+  aliasGroup,
+  canonicalKey,
+  profileIdOf,
   profileKeyForId,
   tieBreaker,
-  visibleProfile,
   type ChannelValue,
   type IdentifyEvent,
   type Json,
+  type ProfileOperation,
   type VisibleProfile,
+  visibleProfile,
 } from "@cm/domain";
-import { applyIdentifyEvents } from "@cm/worker";
+import { applyProfileOperations } from "@cm/worker";
+import { testProfileStores } from "../support/profile-stores";
+import { uniqueName } from "../support/env";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
 
-/**
- * The rules of decisions.md "Identify", written as plainly as possible and independently of the
- * production merge: an update applies when it may create the profile, or when the profile was
- * created at or before its timestamp; each field then takes the value of the latest applicable
- * update that set it (ties: the larger tie-breaker of the value).
- */
-function referenceProfile(events: IdentifyEvent[], knownTopics: Set<number>): VisibleProfile | null {
-  const creating = events.filter((e) => !e.updateOnly);
-  if (creating.length === 0) return null;
-  const createdAt = Math.min(...creating.map((e) => e.t));
-  const applicable = events.filter((e) => !e.updateOnly || e.t >= createdAt);
+// The rules of docs/profiles.md, written as plainly as possible and independently of the
+// production merge (profile-state.ts, the worker's SQL): they see the whole set of operations
+// at once, where the workers see them one job at a time, in any order, some twice.
 
-  const latest = new Map<string, { t: number; h: string; v: unknown }>();
-  const write = (field: string, t: number, v: unknown) => {
-    const h = tieBreaker(v);
-    const current = latest.get(field);
-    if (current === undefined || t > current.t || (t === current.t && h > current.h)) latest.set(field, { t, h, v });
-  };
-  for (const e of applicable) {
-    if (e.email !== undefined) write("email", e.t, e.email);
-    if (e.phoneNumber !== undefined) write("phone", e.t, e.phoneNumber);
-    for (const [key, value] of Object.entries(e.data ?? {})) write(`data.${key}`, e.t, value);
-    for (const channel of e.channels ?? []) write(`channel.${channel.type}:${channel.address}`, e.t, channel);
-    for (const topic of e.topics ?? []) if (knownTopics.has(topic.id)) write(`topic.${topic.id}`, e.t, topic.status);
+type Link = { from: string; to: string; t: number };
+type Stamped = { t: number; h: string; v: unknown };
+
+const rowKey = (op: ProfileOperation) => profileKeyForId(profileIdOf(op));
+const isIdentify = (op: ProfileOperation): op is IdentifyEvent => op.op === undefined || op.op === "identify";
+const creates = (op: ProfileOperation) => isIdentify(op) && !op.updateOnly;
+
+/** The keys linked to `key` by reidentifies stamped at or before `until`. */
+function linkedKeys(links: Link[], key: string, until = Infinity): Set<string> {
+  const keys = new Set([key]);
+  let size = 0;
+  while (size !== keys.size) {
+    size = keys.size;
+    for (const link of links) {
+      if (link.t > until) continue;
+      if (keys.has(link.from) || keys.has(link.to)) keys.add(link.from).add(link.to);
+    }
   }
+  return keys;
+}
 
-  const fields = [...latest.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const pick = (prefix: string) =>
-    fields
-      .filter(([field]) => field.startsWith(prefix))
-      .map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
+/** The latest erasure of a row: of every delete whose profile held the row when it was stamped. */
+function erasedAt(ops: ProfileOperation[], links: Link[], key: string): number {
+  let erased = -Infinity;
+  for (const op of ops) {
+    if (op.op === "delete" && linkedKeys(links, rowKey(op), op.t).has(key)) erased = Math.max(erased, op.t);
+  }
+  return erased;
+}
+
+/**
+ * One row: whether it is a profile (created after its latest erasure), from when updates that
+ * cannot create apply to it (its first creation, or its erasure if later), and the operations
+ * on it that its erasure left.
+ */
+function referenceRow(ops: ProfileOperation[], links: Link[], key: string) {
+  const erased = erasedAt(ops, links, key);
+  const own = ops.filter((op) => op.op !== "delete" && op.op !== "reidentify" && rowKey(op) === key);
+  const creations = own.filter(creates).map((op) => op.t);
   return {
-    email: (latest.get("email")?.v as string | undefined) ?? null,
-    phoneNumber: (latest.get("phone")?.v as string | undefined) ?? null,
-    data: Object.fromEntries(pick("data.").filter(([, v]) => v !== null)) as Record<string, Json>,
-    channels: pick("channel.").map(([, v]) => v as ChannelValue),
-    topics: Object.fromEntries(pick("topic.")) as VisibleProfile["topics"],
+    exists: creations.some((t) => t > erased),
+    from: creations.length === 0 ? Infinity : Math.max(Math.min(...creations), erased),
+    kept: own.filter((op) => op.t > erased),
   };
 }
 
-const PROFILES = ["alice", "bob", "carol@example.com"];
+type ReadProfile = VisibleProfile & { id: string };
+
+/**
+ * The profile read of `id`: the rows of every key linked to it, merged field by field; an
+ * update that cannot create applies from the earliest creation among them.
+ */
+function referenceRead(ops: ProfileOperation[], id: string, knownTopics: Set<number>): ReadProfile | null {
+  const links = ops.flatMap((op) => (op.op === "reidentify" ? [{ from: rowKey(op), to: op.newKey, t: op.t }] : []));
+  const group = linkedKeys(links, profileKeyForId(id));
+  const rows = [...group].map((key) => referenceRow(ops, links, key));
+  if (!rows.some((row) => row.exists)) return null;
+  const from = Math.min(...rows.map((row) => row.from));
+  const fields = new Map<string, Stamped>();
+  const write = (field: string, t: number, v: unknown) => {
+    const h = tieBreaker(v);
+    const current = fields.get(field);
+    if (current === undefined || t > current.t || (t === current.t && h > current.h)) fields.set(field, { t, h, v });
+  };
+  for (const op of rows.flatMap((row) => row.kept)) {
+    if (!creates(op) && op.t < from) continue;
+    if (isIdentify(op)) {
+      if (op.email !== undefined) write("email", op.t, op.email);
+      if (op.phoneNumber !== undefined) write("phone", op.t, op.phoneNumber);
+      for (const [k, v] of Object.entries(op.data ?? {})) write(`data.${k}`, op.t, v);
+      for (const c of op.channels ?? []) write(`channel.${c.type}:${c.address}`, op.t, c);
+      for (const topic of op.topics ?? [])
+        if (knownTopics.has(topic.id)) write(`topic.${topic.id}`, op.t, topic.status);
+    } else if (op.op === "edit") {
+      for (const [k, v] of Object.entries(op.changes)) write(`data.${k}`, op.t, v);
+    } else if (op.op === "tags") {
+      for (const tag of op.remove) write(`tag.${tag}`, op.t, false);
+      for (const tag of op.add) write(`tag.${tag}`, op.t, true);
+    } else if (op.op === "subscription") {
+      write("unsubscribed", op.t, op.unsubscribed);
+    }
+  }
+  let latest: Link | undefined;
+  for (const link of links) {
+    if (!group.has(link.from)) continue;
+    if (latest === undefined || link.t > latest.t || (link.t === latest.t && link.to > latest.to)) latest = link;
+  }
+  const sorted = [...fields.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const pick = (prefix: string) =>
+    sorted
+      .filter(([field]) => field.startsWith(prefix))
+      .map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
+  return {
+    id: (latest?.to ?? profileKeyForId(id)).slice(2),
+    email: (fields.get("email")?.v as string | undefined) ?? null,
+    phoneNumber: (fields.get("phone")?.v as string | undefined) ?? null,
+    data: Object.fromEntries(pick("data.").filter(([, v]) => v !== null)) as Record<string, Json>,
+    channels: pick("channel.").map(([, v]) => v as ChannelValue),
+    topics: Object.fromEntries(pick("topic.")) as VisibleProfile["topics"],
+    tags: pick("tag.")
+      .filter(([, on]) => on === true)
+      .map(([tag]) => tag),
+    unsubscribed: (fields.get("unsubscribed")?.v as boolean | undefined) ?? false,
+  };
+}
+
+const READ_IDS = ["alice", "bob", "carol@example.com", "dave"];
+
 // Events queued by gateways before migration 007 keyed users known by email alone "e:<email>";
 // they must land on the profile of that email like the events queued since.
 const EVENT_KEYS = ["i:alice", "i:bob", "i:carol@example.com", "e:carol@example.com"];
@@ -130,51 +207,99 @@ function eventArbitrary(projectId: number, topicIds: number[]) {
     });
 }
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase("convergence");
-});
-afterAll(() => db.drop());
+const USER_KEYS = ["i:alice", "i:bob", "i:carol@example.com"];
+const stampArbitrary = fc.integer({ min: 1, max: 5 }).map((n) => 1_700_000_000_000 + n * 1000);
 
-async function storedProfiles(projectId: number) {
-  return Promise.all(
-    PROFILES.map(async (id) => {
-      const stored = await findProfile(db.sql, projectId, profileKeyForId(id));
-      return stored === null ? null : visibleProfile(stored.state);
-    }),
+/** Every other operation, on the same users and stamps as the identifies. */
+function operationArbitrary(projectId: number): fc.Arbitrary<ProfileOperation> {
+  const target = fc.record({ key: fc.constantFrom(...USER_KEYS), t: stampArbitrary });
+  const on = <T>(fields: fc.Arbitrary<T>) =>
+    fc.tuple(target, fields).map(([{ key, t }, rest]) => ({ projectId, key, id: key.slice(2), t, ...rest }));
+  const tagSet = fc.subarray(["vip", "beta", "churn"]);
+  return fc.oneof(
+    on(
+      fc.record({
+        op: fc.constant("edit" as const),
+        changes: fc.dictionary(fc.constantFrom("plan", "seats"), fc.constantFrom<Json>(null, "team", 3)),
+      }),
+    ),
+    on(fc.record({ op: fc.constant("tags" as const), add: tagSet, remove: tagSet })),
+    on(fc.record({ op: fc.constant("subscription" as const), unsubscribed: fc.boolean() })),
+    on(fc.record({ op: fc.constant("delete" as const) })),
+    fc
+      .tuple(target, fc.constantFrom("alice", "bob", "carol@example.com", "dave"))
+      .filter(([{ key }, newId]) => key !== profileKeyForId(newId))
+      .map(([{ key, t }, newId]) => ({
+        projectId,
+        key,
+        id: key.slice(2),
+        t,
+        op: "reidentify" as const,
+        newId,
+        newKey: profileKeyForId(newId),
+      })),
   );
 }
 
-describe("identify convergence (property)", () => {
-  it("any order, batching and redelivery of updates ends in the reference model's profile", async () => {
+let db: TestDatabase;
+let stores: ReturnType<typeof testProfileStores>;
+beforeAll(async () => {
+  db = await createTestDatabase("convergence");
+  stores = testProfileStores(db.sql, uniqueName("cmtest_convergence"));
+});
+afterAll(async () => {
+  await stores.close();
+  await db.drop();
+});
+
+/** What the profile read shows: the rows of the id's linked ids, as the gateway reads them. */
+async function storedRead(projectId: number, id: string): Promise<ReadProfile | null> {
+  const key = profileKeyForId(id);
+  const links = await linksOfComponents(db.sql, projectId, [key]);
+  const rows = await findProfiles(db.sql, projectId, aliasGroup(links, key));
+  const profile = visibleProfile(...rows.map((row) => row.state));
+  return profile === null ? null : { id: profileIdOf({ key: canonicalKey(links, key) }), ...profile };
+}
+
+describe("profile convergence (property)", () => {
+  it("any order, batching and redelivery of every operation ends in the reference model's profiles", async () => {
     // Each run gets a fresh project, so runs do not see each other's profiles.
     const seedProject = await createTestProject(db.sql, "seed");
     const topicIds = [await seedProject.topic("T1"), await seedProject.topic("T2")];
 
     await fc.assert(
       fc.asyncProperty(
-        fc.array(eventArbitrary(0, topicIds), { minLength: 1, maxLength: 25 }),
+        fc.array(
+          fc.oneof(
+            { arbitrary: eventArbitrary(0, topicIds), weight: 2 },
+            { arbitrary: operationArbitrary(0), weight: 3 },
+          ),
+          // Long enough that most runs create, erase and link profiles, and hit ties.
+          { minLength: 10, maxLength: 40, size: "max" },
+        ),
         fc.infiniteStream(fc.nat()),
         async (templates, randomness) => {
           const project = await createTestProject(db.sql, "run");
           const remap = new Map<number, number>();
           for (const id of topicIds) remap.set(id, await project.topic(`T${id}`));
-          const events = templates.map((e) => ({
-            ...e,
+          const operations: ProfileOperation[] = templates.map((op) => ({
+            ...op,
             projectId: project.id,
-            ...(e.topics ? { topics: e.topics.map((t) => ({ ...t, id: remap.get(t.id) ?? t.id })) } : {}),
+            ...("topics" in op && op.topics
+              ? { topics: op.topics.map((t) => ({ ...t, id: remap.get(t.id) ?? t.id })) }
+              : {}),
           }));
           const knownTopics = new Set(remap.values());
 
-          // Shuffle, redeliver some events, cut into batches, and apply two lanes concurrently.
+          // Shuffle, redeliver some operations, cut into batches, and apply two lanes concurrently.
           const draws = randomness[Symbol.iterator]();
           const next = (n: number) => (draws.next().value as number) % n;
-          const deliveries = [...events, ...events.filter(() => next(3) === 0)];
+          const deliveries = [...operations, ...operations.filter(() => next(3) === 0)];
           for (let i = deliveries.length - 1; i > 0; i -= 1) {
             const j = next(i + 1);
-            [deliveries[i], deliveries[j]] = [deliveries[j] as IdentifyEvent, deliveries[i] as IdentifyEvent];
+            [deliveries[i], deliveries[j]] = [deliveries[j] as ProfileOperation, deliveries[i] as ProfileOperation];
           }
-          const batches: IdentifyEvent[][] = [];
+          const batches: ProfileOperation[][] = [];
           for (let i = 0; i < deliveries.length;) {
             const size = 1 + next(6);
             batches.push(deliveries.slice(i, i + size));
@@ -183,20 +308,16 @@ describe("identify convergence (property)", () => {
           const lanes = [batches.filter((_, i) => i % 2 === 0), batches.filter((_, i) => i % 2 === 1)];
           await Promise.all(
             lanes.map(async (lane) => {
-              for (const batch of lane) await applyIdentifyEvents(db.sql, batch);
+              for (const batch of lane) await applyProfileOperations(stores, batch);
             }),
           );
 
-          const expected = PROFILES.map((id) =>
-            referenceProfile(
-              events.filter((e) => e.key.slice(2) === id),
-              knownTopics,
-            ),
-          );
-          expect(await storedProfiles(project.id)).toEqual(expected);
+          const expected = READ_IDS.map((id) => referenceRead(operations, id, knownTopics));
+          const stored = await Promise.all(READ_IDS.map((id) => storedRead(project.id, id)));
+          expect(stored).toEqual(expected);
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IdentifyEvent } from "@cm/domain";
-import { applyIdentifyEvents } from "@cm/worker";
+import { applyStateOperations } from "@cm/worker";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
 
@@ -32,7 +32,7 @@ describe("profiles table layout", () => {
     const project = await createTestProject(db.sql, "Layout");
     const events = Array.from({ length: PROFILES }, (_, n) => identify(project.id, n));
     for (let first = 0; first < PROFILES; first += 500)
-      await applyIdentifyEvents(db.sql, events.slice(first, first + 500));
+      await applyStateOperations(db.sql, events.slice(first, first + 500));
 
     // The fan-out's write (libs/db topic-fanout.ts), counted by this transaction's own statistics.
     const [counts] = await db.sql

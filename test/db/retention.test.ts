@@ -68,19 +68,23 @@ describe("retention", () => {
     expect((await stack.db.sql`SELECT job_id FROM identify_dead_letters`).map((r) => r.job_id)).toEqual(["new"]);
   });
 
-  it("walks every profile and removes only rows that never became profiles and are past the retention", async () => {
+  it("walks every profile and removes only rows that never became profiles and are past the retention, never a tombstone", async () => {
     const { id: project } = stack.project;
     // More rows than one chunk of the walk, so that the walk has to carry on where it stopped.
     await stack.db.sql`
       INSERT INTO profiles (project_id, key, external_id, created_t, updated_at)
       SELECT ${project}, 'i:hidden-old-' || n, 'hidden-old-' || n, NULL, now() - interval '40 days' FROM generate_series(1, 12000) AS n`;
+    // A tombstone is not a profile either, but removing it would let a late operation stamped
+    // before the erasure bring the erased data back.
     await stack.db.sql`
-      INSERT INTO profiles (project_id, key, external_id, created_t, updated_at) VALUES
-        (${project}, 'i:hidden-recent', 'hidden-recent', NULL, now() - interval '1 day'),
-        (${project}, 'i:profile-old', 'profile-old', 1, now() - interval '400 days')`;
+      INSERT INTO profiles (project_id, key, external_id, created_t, deleted_t, updated_at) VALUES
+        (${project}, 'i:hidden-recent', 'hidden-recent', NULL, NULL, now() - interval '1 day'),
+        (${project}, 'i:profile-old', 'profile-old', 1, NULL, now() - interval '400 days'),
+        (${project}, 'i:tombstone-old', 'tombstone-old', NULL, 5, now() - interval '400 days'),
+        (${project}, 'i:erased-old', 'erased-old', 5, 5, now() - interval '400 days')`;
     expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).hiddenProfiles).toBe(12_000);
     const left = await stack.db.sql`SELECT key FROM profiles WHERE project_id = ${project} ORDER BY key`;
-    expect(left.map((r) => r.key)).toEqual(["i:hidden-recent", "i:profile-old"]);
+    expect(left.map((r) => r.key)).toEqual(["i:erased-old", "i:hidden-recent", "i:profile-old", "i:tombstone-old"]);
   });
 
   it("runs by itself on the workers' schedule", async () => {

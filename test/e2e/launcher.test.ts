@@ -87,6 +87,9 @@ describe("npm start (the launcher)", () => {
       expect(profile).toMatchObject({ id: "launch-user", data: { tried: true } });
       const demoProfile = await fetch(`${api}/users/demo-user-0001`, { headers: { authorization: `${apiKey}` } });
       expect(demoProfile.status).toBe(200);
+      // The demo shows the whole profile lifecycle: tags and the global opt-out too.
+      const tagged = await fetch(`${api}/users/demo-user-0088`, { headers: { authorization: `${apiKey}` } });
+      expect(await tagged.json()).toMatchObject({ tags: ["beta", "vip"], unsubscribed: true });
 
       const topicIds = printedIds(output, "topic");
       const topics = await fetch(`${api}/topics`, { headers: { authorization: `Bearer ${apiKey}` } });

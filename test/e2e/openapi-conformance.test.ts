@@ -107,6 +107,31 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     ).toBe(401);
   });
 
+  it("the other operations of Vero's users API", async () => {
+    const token = stack.project.authToken;
+    const operations = [
+      ["PUT", "/users/edit", { id: "doc-user", changes: { plan: "pro", trial: null } }],
+      ["PUT", "/users/tags/edit", { id: "doc-user", add: ["vip"], remove: ["trial"] }],
+      ["POST", "/users/unsubscribe", { id: "doc-user" }],
+      ["POST", "/users/resubscribe", { email: "doc@example.com" }],
+      ["PUT", "/users/reidentify", { id: "doc-anon", new_id: "doc-known" }],
+      ["POST", "/users/reidentify", { id: "doc-anon-2", new_id: "doc-known" }],
+      ["POST", "/users/delete", { id: "doc-gone" }],
+      ["DELETE", "/users/delete", { id: "doc-gone-2" }],
+    ] as const;
+    for (const [method, path, body] of operations) {
+      for (const twin of [path, `${path}.json`]) {
+        expect((await call(method, `/api/v2${twin}?auth_token=${token}`, { body, key: null })).status).toBe(200);
+      }
+      expect((await call(method, `/api/v2${path}?auth_token=wrong`, { body, key: null })).status).toBe(401);
+      expect((await call(method, `/api/v2${path}?auth_token=${token}`, { body: {}, key: null })).status).toBe(400);
+    }
+    const tooLarge = { id: "x", changes: { blob: "y".repeat(300_000) } };
+    expect((await call("PUT", `/api/v2/users/edit?auth_token=${token}`, { body: tooLarge, key: null })).status).toBe(
+      413,
+    );
+  });
+
   it("shows a request example for every operation", () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {

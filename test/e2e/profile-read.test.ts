@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addIdentifyBatch, identifyQueue, producerConnection } from "@cm/queue";
+import { profileOperations } from "../support/profile-operations";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
@@ -42,6 +44,8 @@ describe("GET /api/v2/users/:id", () => {
         phone_number: null,
         channels: [],
         data: { plan: "pro" },
+        tags: [],
+        unsubscribed: false,
         topics: [
           { id: news, name: "News", status: "subscribed", source: "default" },
           { id: promos, name: "Promos", status: "unsubscribed", source: "default" },
@@ -67,6 +71,36 @@ describe("GET /api/v2/users/:id", () => {
     expect(await read("nobody", stack.project.apiKey)).toMatchObject({ status: 404, body: { error: "not_found" } });
     const other = await createTestProject(stack.db.sql, "other");
     expect(await read("reader-1", other.apiKey)).toMatchObject({ status: 404, body: { error: "not_found" } });
+  });
+
+  it("reads a reidentified user's ids as one profile under its new id, and 404s once it is deleted", async () => {
+    const connection = producerConnection(stack.config.redisUrl);
+    const queue = identifyQueue(connection, stack.config.queuePrefix);
+    const p = profileOperations(stack.project.id);
+    const now = Date.now();
+    try {
+      await addIdentifyBatch(queue, [
+        p.identify("before", now - 3, { email: "before@example.com", data: { plan: "free" } }),
+        p.tags("before", now - 2, ["vip"]),
+        p.reidentify("before", "after", now - 1),
+        p.subscription("before", now, true),
+      ]);
+      const merged = await waitFor("the reidentify", async () => {
+        const reply = await read("before", stack.project.apiKey);
+        return reply.status === 200 && reply.body.id === "after" ? reply.body : undefined;
+      });
+      expect(merged).toMatchObject({ id: "after", email: "before@example.com", tags: ["vip"], unsubscribed: true });
+      expect((await read("after", stack.project.apiKey)).body).toEqual(merged);
+
+      await addIdentifyBatch(queue, [p.delete("after", now + 1)]);
+      await waitFor("the erasure", async () =>
+        (await read("before", stack.project.apiKey)).status === 404 ? true : undefined,
+      );
+      expect((await read("after", stack.project.apiKey)).status).toBe(404);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
   });
 
   it("validates the revision header", async () => {

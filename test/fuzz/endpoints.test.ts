@@ -68,6 +68,11 @@ const identifyFields = fc.record(
         anyJson,
       ),
     ),
+    // The fields of the other users-API operations (identify ignores them).
+    changes: often(fc.dictionary(key, anyJson, { maxKeys: 3 }), anyJson),
+    add: often(fc.array(fc.stringMatching(/^[a-z ]{0,8}$/), { maxLength: 3 }), fc.oneof(text, anyJson)),
+    remove: often(fc.array(fc.stringMatching(/^[a-z ]{0,8}$/), { maxLength: 3 }), fc.oneof(text, anyJson)),
+    new_id: often(fc.stringMatching(/^[A-Za-z0-9]{1,10}$/), fc.oneof(text, anyJson)),
     preferences: often(
       fc.record({
         topics: fc.array(
@@ -132,6 +137,12 @@ const anyRequest = fc.record({
     fc.constantFrom(
       "/api/v2/users/track",
       "/api/v2/users/track.json",
+      "/api/v2/users/edit",
+      "/api/v2/users/tags/edit.json",
+      "/api/v2/users/unsubscribe",
+      "/api/v2/users/resubscribe.json",
+      "/api/v2/users/reidentify",
+      "/api/v2/users/delete",
       "/api/v2/topics",
       "/api/v2",
       "/api/v2/openapi.json",

@@ -18,8 +18,11 @@ export interface ReplayedRequest {
 
 const PLACEHOLDER = /\{\{AUTH_TOKEN\}\}/g;
 
+/** What is sent: the request line, headers and body, as the client writes them. */
+export type SentRequest = Pick<ReplayedRequest, "method" | "path" | "headers" | "body">;
+
 /** Puts a real credential where the client puts one, encoded as the client would encode it. */
-function withCredential(replayed: ReplayedRequest, token: string) {
+function withCredential(replayed: SentRequest, token: string) {
   const isForm = Object.entries(replayed.headers).some(
     ([name, value]) => name.toLowerCase() === "content-type" && value.includes("x-www-form-urlencoded"),
   );
@@ -34,7 +37,7 @@ function withCredential(replayed: ReplayedRequest, token: string) {
  */
 export function replay(
   baseUrl: string,
-  replayed: ReplayedRequest,
+  replayed: SentRequest,
   token: string,
 ): Promise<{ status: number; body: unknown }> {
   const { path, body } = withCredential(replayed, token);

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mergeStates, stateFromEvent, visibleProfile, type IdentifyEvent, type ProfileState } from "@cm/domain";
+import { mergeStates, stateFromOperation, visibleProfile, type IdentifyEvent, type ProfileState } from "@cm/domain";
 
 const base = { projectId: 1, key: "i:u", id: "u" };
 const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({
@@ -9,7 +9,7 @@ const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({
   updateOnly: false,
   ...fields,
 });
-const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFromEvent).reduce(mergeStates);
+const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFromOperation).reduce(mergeStates);
 
 describe("last-writer-wins per field", () => {
   it("keeps the newer value of each field, and lets an older update set fields no newer one touched", () => {
@@ -80,7 +80,7 @@ describe("last-writer-wins per field", () => {
       );
     fc.assert(
       fc.property(event, event, event, (x, y, z) => {
-        const [a, b, c] = [x, y, z].map(stateFromEvent) as [ProfileState, ProfileState, ProfileState];
+        const [a, b, c] = [x, y, z].map(stateFromOperation) as [ProfileState, ProfileState, ProfileState];
         expect(mergeStates(a, b)).toEqual(mergeStates(b, a));
         expect(mergeStates(mergeStates(a, b), c)).toEqual(mergeStates(a, mergeStates(b, c)));
         expect(mergeStates(a, a)).toEqual(a);

@@ -11,6 +11,7 @@ import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
 import { journeyRoutes } from "./routes/journeys";
 import { openApiRoutes } from "./routes/openapi";
+import { profileRoutes } from "./routes/profiles";
 import { topicRoutes } from "./routes/topics";
 import { userRoutes } from "./routes/users";
 import type { ApiState, IdentifyState } from "./state";
@@ -25,12 +26,16 @@ export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: true });
   app.silent = true;
 
-  // Vero's identify API answers `{status, message}`, errors included. The busiest path has a
-  // router of its own, matched first, so that identify requests are not matched against every
-  // other route.
+  // Vero's users API answers `{status, message}`, errors included. Identify, the busiest path,
+  // has a router of its own, matched first, so that identify requests are not matched against
+  // every other route; the other profile operations have the next one.
   const identify = new Router<IdentifyState>({ prefix: API_PREFIX });
   identify.use(identifyErrors(deps.logger));
   identifyRoutes(identify, deps);
+
+  const profiles = new Router<IdentifyState>({ prefix: API_PREFIX });
+  profiles.use(identifyErrors(deps.logger));
+  profileRoutes(profiles, deps);
 
   // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
   const api = new Router<ApiState>({ prefix: API_PREFIX });
@@ -54,8 +59,10 @@ export function createApp(deps: GatewayDeps): Koa {
   // Whatever no router claims, and the dashboard's failures, answer in the API's style.
   app.use(apiErrors(deps.logger));
   // API routers first: their routes answer without calling on, so API requests skip the
-  // dashboard's path check and the root router's paths.
+  // dashboard's path check and the root router's paths. The profile operations come before
+  // the API router, whose profile read (GET /users/:id) would take GET /users/edit.
   app.use(identify.routes());
+  app.use(profiles.routes());
   app.use(api.routes());
   app.use(identifyFallback.routes());
   app.use(adminQueues(deps));

@@ -1,4 +1,4 @@
-import type { IdentifyEvent } from "@cm/domain";
+import type { ProfileOperation } from "@cm/domain";
 
 export interface IdentifyBatcherOptions {
   /** A batch is written as soon as it holds this many events... */
@@ -32,15 +32,16 @@ function withDeadline(work: Promise<void>, ms: number): Promise<void> {
 }
 
 interface Pending {
-  event: IdentifyEvent;
+  event: ProfileOperation;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
 /**
- * Groups identifies accepted at about the same time into one queue write. Each caller's
- * promise settles with the write that holds its event: success only once that write has
- * succeeded, failure for exactly the events of a failed (or timed out, or refused) write.
+ * Groups identifies and the other profile operations (events, as jobs name them) accepted at
+ * about the same time into one queue write. Each caller's promise settles with the write that
+ * holds its event: success only once that write has succeeded, failure for exactly the events
+ * of a failed (or timed out, or refused) write.
  */
 const DEFAULTS: IdentifyBatcherOptions = {
   maxBatchSize: 500,
@@ -58,7 +59,7 @@ export class IdentifyBatcher {
   private readonly writes = new Map<Promise<void>, number>();
 
   constructor(
-    private readonly write: (events: IdentifyEvent[]) => Promise<void>,
+    private readonly write: (events: ProfileOperation[]) => Promise<void>,
     options: Partial<IdentifyBatcherOptions> = {},
     private readonly onBatch: (size: number) => void = () => {},
   ) {
@@ -66,7 +67,7 @@ export class IdentifyBatcher {
   }
 
   /** `bytes`: the size of the request body the event came in. */
-  enqueue(event: IdentifyEvent, bytes = 0): Promise<void> {
+  enqueue(event: ProfileOperation, bytes = 0): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.pending.length > 0 && this.pendingBytes + bytes > this.options.maxBatchBytes) this.flush();
       this.pending.push({ event, resolve, reject });

@@ -4,10 +4,14 @@ import {
   problemText,
   topicFieldProblems,
   topicPatchProblems,
+  type EditTagsBody,
+  type EditUserBody,
   type IdentifyBody,
   type NewTopicBody,
   type Problem,
+  type ReidentifyBody,
   type TopicPatch,
+  type UserRefBody,
 } from "@cm/domain";
 import typia, { type IValidation } from "typia";
 import { ApiError } from "./errors/api-error";
@@ -16,15 +20,52 @@ import { ApiError } from "./errors/api-error";
 // its type is the client's error, named field by field in plain words.
 
 const validateIdentifyBody = typia.createValidate<IdentifyBody>();
+const validateEditUserBody = typia.createValidate<EditUserBody>();
+const validateEditTagsBody = typia.createValidate<EditTagsBody>();
+const validateUserRefBody = typia.createValidate<UserRefBody>();
+const validateReidentifyBody = typia.createValidate<ReidentifyBody>();
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
 
-/** An identify body, or its 400 naming what is wrong. */
-export function parseIdentifyBody(body: unknown): IdentifyBody {
-  const result = validateIdentifyBody(body);
+/** A body of Vero's users API, or its 400 naming what is wrong. */
+function parseUsersApiBody<T>(body: unknown, validate: (input: unknown) => IValidation<T>): T {
+  const result = validate(body);
   const problems = result.success ? jsonValueProblems(body) : describeTypiaErrors(result.errors);
   if (!result.success || problems.length > 0) throw ApiError.badRequest(problemText(problems));
   return result.data;
+}
+
+export const parseIdentifyBody = (body: unknown): IdentifyBody => parseUsersApiBody(body, validateIdentifyBody);
+export const parseUserRefBody = (body: unknown): UserRefBody => parseUsersApiBody(body, validateUserRefBody);
+export const parseReidentifyBody = (body: unknown): ReidentifyBody => parseUsersApiBody(body, validateReidentifyBody);
+
+/** The fields of a JSON object body, or null for any other body (which validation refuses). */
+function fieldsOf(body: unknown): Record<string, unknown> | null {
+  return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
+}
+
+/** PHP encodes an empty associative array as `[]`: vero-php's update() without changes sends `changes: []`. */
+export function parseEditUserBody(body: unknown): EditUserBody {
+  const fields = fieldsOf(body);
+  const emptyList = Array.isArray(fields?.changes) && fields.changes.length === 0;
+  return parseUsersApiBody(emptyList ? { ...fields, changes: {} } : body, validateEditUserBody);
+}
+
+/** A list sent as JSON text, as n8n sends tags (`"add": "[\"vip\"]"`) and form clients do; other text stays. */
+function listFromText(value: unknown): unknown {
+  if (typeof value !== "string" || !value.trimStart().startsWith("[")) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value; // not JSON after all: validation refuses it as a list
+  }
+}
+
+export function parseEditTagsBody(body: unknown): EditTagsBody {
+  const fields = fieldsOf(body);
+  const input =
+    fields === null ? body : { ...fields, add: listFromText(fields.add), remove: listFromText(fields.remove) };
+  return parseUsersApiBody(input, validateEditTagsBody);
 }
 
 /** Every problem of a topic body at once (422): wrong types, and the rules typia cannot express. */

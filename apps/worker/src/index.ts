@@ -1,4 +1,5 @@
-export * from "./features/apply-identify";
+export * from "./features/apply-profile-operations";
+export * from "./features/apply-state-operations";
 export * from "./features/fan-out-topic-default";
 export * from "./queues/identify-processor";
 export * from "./queues/topic-fanout-processor";

@@ -1,9 +1,10 @@
-import type { Config } from "@cm/config";
+import { logThrottle, type Config } from "@cm/config";
 import { connect } from "@cm/db";
 import {
   checkRedisDurability,
   consumerConnection,
   IDENTIFY_QUEUE,
+  identifyQueue,
   TOPIC_FANOUT_QUEUE,
   type TopicFanoutJobData,
 } from "@cm/queue";
@@ -48,7 +49,15 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     redisDurability: config.redisDurability,
   });
   const { createQueueWorker, workers } = queueWorkers(connection, config, logger);
-  const identify = createQueueWorker(IDENTIFY_QUEUE, identifyProcessor(sql, logger, metrics), {
+  // For erasures, which reach the operations of failed jobs too.
+  const failedJobs = identifyQueue(connection, config.queuePrefix);
+  // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
+  const logQueueError = logThrottle(10);
+  failedJobs.on("error", (error) =>
+    logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, "identify queue error")),
+  );
+  const stores = { sql, identifyQueue: failedJobs };
+  const identify = createQueueWorker(IDENTIFY_QUEUE, identifyProcessor(stores, logger, metrics), {
     concurrency: config.workerConcurrency,
     heldUnderWorkerLock: true,
   });
@@ -65,6 +74,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     stopping ??= (async () => {
       readiness.accepting = false;
       await Promise.all([identify.close(), fanout.close(), maintenance.close()]);
+      await failedJobs.close();
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();
       await sql.end({ timeout: 5 });

@@ -15,9 +15,27 @@ export interface ApplyResult {
 }
 
 /**
- * Merges a batch of profile states into the stored ones in a single statement. Each profile
- * must appear once (merge duplicates first); rows are written in key order so that two
- * workers writing overlapping batches lock rows in the same order and cannot deadlock.
+ * The merge of a map of stamped values: the newer entry of each key, without those the row's
+ * resulting erasure removes (see applyProfileWrites). Written into the statement rather than
+ * made a SQL function: Postgres cannot inline a function holding a subquery, and calling one per
+ * row cost a third of the statement's time.
+ */
+function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tags") {
+  const map = sql(column);
+  return sql`
+    CASE WHEN excluded.deleted_t IS NULL THEN p.${map}
+         ELSE lww_kept_map(p.${map}, greatest(p.deleted_t, excluded.deleted_t)) END
+    || coalesce((SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.${map}) AS i
+                  WHERE (NOT p.${map} ? i.key OR lww_is_newer(i.value, p.${map} -> i.key))
+                    AND lww_after((i.value ->> 't')::bigint, greatest(p.deleted_t, excluded.deleted_t))), '{}')`;
+}
+
+/**
+ * Merges a batch of profile states into the stored ones in a single statement, exactly as
+ * libs/domain's mergeStates does; states are as mergeStates leaves them (nothing kept that their
+ * own erasure removes). Each profile must appear once (merge duplicates first); rows are written
+ * in key order so that two workers writing overlapping batches lock rows in the same order and
+ * cannot deadlock.
  */
 export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult> {
   const rows = writes.map((w) => ({
@@ -25,17 +43,29 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
     key: w.key,
     external_id: w.externalId,
     created_t: w.state.createdT,
+    last_created_t: w.state.lastCreatedT,
+    deleted_t: w.state.deletedT,
     email: w.state.email,
     phone_number: w.state.phoneNumber,
     data: w.state.data,
     channels: w.state.channels,
     topics: w.state.topics,
+    tags: w.state.tags,
+    unsubscribed: w.state.unsubscribed,
   }));
   // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
   // of ours and is ignored like any unknown topic, instead of failing the cast.
+  //
+  // The erasure: `greatest(p.deleted_t, excluded.deleted_t)` is the row's resulting deleted_t
+  // (greatest skips nulls), and every value stamped at or before it goes, incoming ones as they
+  // are merged, stored ones only when an erasure arrives (the stored row keeps nothing its own
+  // erasure removed). Without any erasure each of these is a test of a null, so the identify
+  // path stays as fast. last_created_t counts created_t too while the row has no erasure: a
+  // worker older than migration 008 creates rows without it.
   const [result] = await sql<ApplyResult[]>`
     WITH input AS (
-      SELECT r.project_id, r.key, r.external_id, r.created_t, r.email, r.phone_number, r.data, r.channels,
+      SELECT r.project_id, r.key, r.external_id, r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
+             r.data, r.channels, r.tags, r.unsubscribed,
              CASE WHEN r.topics = '{}' THEN '{}'::jsonb
                   ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
                                    FROM jsonb_each(r.topics) AS c
@@ -47,30 +77,32 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                               WHERE NOT EXISTS (SELECT 1 FROM topics AS t
                                                  WHERE t.id = c.key::bigint AND t.project_id = r.project_id)) END AS unknown_topics
         FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
-          project_id integer, key text, external_id text, created_t bigint,
-          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb)
+          project_id integer, key text, external_id text, created_t bigint, last_created_t bigint, deleted_t bigint,
+          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb, tags jsonb, unsubscribed jsonb)
     ), upserted AS (
-      INSERT INTO profiles AS p (project_id, key, external_id, created_t, email, phone_number, data, channels, topic_choices)
-      SELECT project_id, key, external_id, created_t, email, phone_number, data, channels, topic_choices
+      INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
+                                 data, channels, topic_choices, tags, unsubscribed)
+      SELECT project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
+             data, channels, topic_choices, tags, unsubscribed
         FROM input
        ORDER BY project_id, key
       ON CONFLICT (project_id, key) DO UPDATE SET
-        created_t     = least(p.created_t, excluded.created_t),
-        email         = lww_newest(p.email, excluded.email),
-        phone_number  = lww_newest(p.phone_number, excluded.phone_number),
-        -- The map merges are written out (not calls of a function doing the same) because
-        -- Postgres cannot inline a function holding a subquery, and calling one per row
-        -- cost a third of the statement's time.
-        data          = p.data || coalesce(
-                          (SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.data) AS i
-                            WHERE NOT p.data ? i.key OR lww_is_newer(i.value, p.data -> i.key)), '{}'),
-        channels      = p.channels || coalesce(
-                          (SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.channels) AS i
-                            WHERE NOT p.channels ? i.key OR lww_is_newer(i.value, p.channels -> i.key)), '{}'),
-        topic_choices = p.topic_choices || coalesce(
-                          (SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.topic_choices) AS i
-                            WHERE NOT p.topic_choices ? i.key OR lww_is_newer(i.value, p.topic_choices -> i.key)), '{}'),
-        updated_at    = now()
+        deleted_t      = greatest(p.deleted_t, excluded.deleted_t),
+        created_t      = CASE WHEN least(p.created_t, excluded.created_t) IS NOT NULL
+                              THEN greatest(least(p.created_t, excluded.created_t), p.deleted_t, excluded.deleted_t) END,
+        last_created_t = lww_kept_t(greatest(p.last_created_t, excluded.last_created_t,
+                                             CASE WHEN p.deleted_t IS NULL THEN p.created_t END),
+                                    greatest(p.deleted_t, excluded.deleted_t)),
+        email          = lww_kept(lww_newest(p.email, excluded.email), greatest(p.deleted_t, excluded.deleted_t)),
+        phone_number   = lww_kept(lww_newest(p.phone_number, excluded.phone_number),
+                                  greatest(p.deleted_t, excluded.deleted_t)),
+        unsubscribed   = lww_kept(lww_newest(p.unsubscribed, excluded.unsubscribed),
+                                  greatest(p.deleted_t, excluded.deleted_t)),
+        data           = ${mergedMap(sql, "data")},
+        channels       = ${mergedMap(sql, "channels")},
+        topic_choices  = ${mergedMap(sql, "topic_choices")},
+        tags           = ${mergedMap(sql, "tags")},
+        updated_at     = now()
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM upserted)::integer AS applied,
@@ -87,54 +119,61 @@ export interface StoredProfile {
   updatedAt: Date;
 }
 
-/** The profile of `key`. Rows that are not profiles yet (only update_only updates seen) are not returned. */
-export async function findProfile(sql: Db, projectId: number, key: string): Promise<StoredProfile | null> {
-  const [row] = await sql<
-    {
-      key: string;
-      external_id: string | null;
-      created_t: number | null;
-      email: ProfileState["email"];
-      phone_number: ProfileState["phoneNumber"];
-      data: ProfileState["data"];
-      channels: ProfileState["channels"];
-      topic_choices: ProfileState["topics"];
-      updated_at: Date;
-    }[]
-  >`
-    SELECT key, external_id, created_t::float8 AS created_t, email, phone_number, data, channels, topic_choices, updated_at
-      FROM profiles
-     WHERE project_id = ${projectId} AND key = ${key} AND created_t IS NOT NULL`;
-  if (row === undefined) return null;
+interface ProfileRow {
+  key: string;
+  external_id: string | null;
+  created_t: number | null;
+  last_created_t: number | null;
+  deleted_t: number | null;
+  email: ProfileState["email"];
+  phone_number: ProfileState["phoneNumber"];
+  data: ProfileState["data"];
+  channels: ProfileState["channels"];
+  topic_choices: ProfileState["topics"];
+  tags: ProfileState["tags"];
+  unsubscribed: ProfileState["unsubscribed"];
+  updated_at: Date;
+}
+
+function storedProfile(row: ProfileRow): StoredProfile {
   return {
     key: row.key,
     externalId: row.external_id,
     state: {
       createdT: row.created_t,
+      // A row with no erasure and a created_t is a profile (see the merge above).
+      lastCreatedT: row.last_created_t ?? (row.deleted_t === null ? row.created_t : null),
+      deletedT: row.deleted_t,
       email: row.email,
       phoneNumber: row.phone_number,
       data: row.data,
       channels: row.channels,
       topics: row.topic_choices,
+      tags: row.tags,
+      unsubscribed: row.unsubscribed,
     },
     updatedAt: row.updated_at,
   };
 }
 
-/** The event as queued, or, when even JSON.stringify fails on it (nesting past the stack), why. */
-function deadLetterText(event: unknown): string {
-  try {
-    return JSON.stringify(event);
-  } catch (error) {
-    return JSON.stringify({ unwritable: error instanceof Error ? error.message : String(error) });
-  }
+/**
+ * The stored rows of these keys, whatever they hold: profiles, rows that are not profiles (yet,
+ * or since an erasure) and tombstones. What a reader may see of them is libs/domain's
+ * visibleProfile.
+ */
+export async function findProfiles(sql: Db, projectId: number, keys: readonly string[]): Promise<StoredProfile[]> {
+  const rows = await sql<ProfileRow[]>`
+    SELECT key, external_id, created_t::float8 AS created_t, last_created_t::float8 AS last_created_t,
+           deleted_t::float8 AS deleted_t, email, phone_number, data, channels, topic_choices, tags, unsubscribed,
+           updated_at
+      FROM profiles
+     WHERE project_id = ${projectId} AND key = ANY(${keys as string[]}::text[])
+     ORDER BY key`;
+  return rows.map(storedProfile);
 }
 
-export async function recordDeadLetter(
-  sql: Db,
-  letter: { projectId: number | null; jobId: string | null; event: unknown; error: string },
-): Promise<void> {
-  await sql`
-    INSERT INTO identify_dead_letters (project_id, job_id, event, error)
-    VALUES (${letter.projectId}, ${letter.jobId}, ${deadLetterText(letter.event)}, ${letter.error})`;
+/** The stored row of `key`, whatever it holds (see findProfiles). */
+export async function findProfile(sql: Db, projectId: number, key: string): Promise<StoredProfile | null> {
+  const [profile] = await findProfiles(sql, projectId, [key]);
+  return profile ?? null;
 }

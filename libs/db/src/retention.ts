@@ -14,7 +14,9 @@ const WALK_CHUNK = 5_000;
  * exist) and were last written before `before`. profiles has no index to find them by (an
  * index on their columns would make every profile update write an index entry), so this walks
  * the table in key order, a chunk per statement. A row that became a profile meanwhile is
- * kept: the delete checks the row as it is when it deletes it.
+ * kept: the delete checks the row as it is when it deletes it. A row holding an erasure (a
+ * tombstone) is never removed: without it, an operation stamped before the erasure and arriving
+ * later would bring the erased data back.
  */
 export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number> {
   let deleted = 0;
@@ -22,7 +24,7 @@ export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number
   for (;;) {
     const [chunk] = await sql<{ deleted: number; last_project: number | null; last_key: string | null }[]>`
       WITH chunk AS (
-        SELECT project_id, key, created_t, updated_at
+        SELECT project_id, key, created_t, deleted_t, updated_at
           FROM profiles
          WHERE (project_id, key) > (${after.projectId}, ${after.key})
          ORDER BY project_id, key
@@ -31,8 +33,8 @@ export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number
         DELETE FROM profiles AS p
          USING chunk AS c
          WHERE p.project_id = c.project_id AND p.key = c.key
-           AND c.created_t IS NULL AND c.updated_at < ${before}
-           AND p.created_t IS NULL AND p.updated_at < ${before}
+           AND c.created_t IS NULL AND c.deleted_t IS NULL AND c.updated_at < ${before}
+           AND p.created_t IS NULL AND p.deleted_t IS NULL AND p.updated_at < ${before}
         RETURNING 1
       ), last AS (
         SELECT project_id, key FROM chunk ORDER BY project_id DESC, key DESC LIMIT 1

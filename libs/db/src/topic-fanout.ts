@@ -80,8 +80,10 @@ interface ChunkOutcome {
  * One statement: the chunk is the next `chunkSize` keys of the project whatever their state,
  * so its cost is bounded even when few of them need the write. A choice counts as explicit
  * when a reader sees it (written at or after the profile's creation, libs/domain
- * visibleProfile); rows that are not profiles yet are left alone. Rows that already hold the
- * default are not rewritten, which keeps a repeated chunk cheap and updated_at honest.
+ * visibleProfile); rows that are not profiles, yet or since an erasure (libs/domain
+ * profileExists, a missing last_created_t read as profiles.ts reads it), are left alone. Rows
+ * that already hold the default are not rewritten, which keeps a repeated chunk cheap and
+ * updated_at honest.
  */
 async function applyDefaultToChunk(
   tx: Db,
@@ -101,7 +103,7 @@ async function applyDefaultToChunk(
          SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = now()
         FROM bounds
        WHERE p.project_id = ${chunk.projectId} AND p.key > ${chunk.afterKey} AND p.key <= bounds.last_key
-         AND p.created_t IS NOT NULL
+         AND p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL)
          AND NOT coalesce((p.topic_choices -> ${topicKey} ->> 't')::bigint >= p.created_t, false)
          AND p.topic_defaults ->> ${topicKey} IS DISTINCT FROM ${chunk.status}
       RETURNING 1

@@ -14,6 +14,10 @@ export interface IdentifyChannel {
   platform?: (string & tags.MaxLength<64>) | null;
 }
 
+/** A user's id as clients send it: text, or a number (kept as its decimal text). */
+export type UserId = (string & tags.MinLength<1> & tags.MaxLength<255>) | (number & tags.Type<"int64">);
+export type UserEmail = string & tags.Format<"email"> & tags.MaxLength<254>;
+
 export interface IdentifyTopicChoice {
   id: (number & tags.Type<"uint32">) | (string & tags.Pattern<"^[0-9]{1,9}$">);
   status: TopicStatus;
@@ -28,8 +32,8 @@ export interface IdentifyTopicChoice {
  */
 export interface IdentifyBody {
   /** Not given: the user is keyed by `email`. */
-  id?: (string & tags.MinLength<1> & tags.MaxLength<255>) | (number & tags.Type<"int64">) | null;
-  email?: (string & tags.Format<"email"> & tags.MaxLength<254>) | null;
+  id?: UserId | null;
+  email?: UserEmail | null;
   /** Vero's SMS field, stored as sent. */
   phone_number?: (string & tags.MinLength<1> & tags.MaxLength<64>) | null;
   channels?: (IdentifyChannel[] & tags.MaxItems<100>) | IdentifyChannel | null;
@@ -56,6 +60,8 @@ export interface ChannelValue {
  * `key` names the profile by it.
  */
 export interface IdentifyEvent {
+  /** Absent in jobs queued before the other profile operations existed. */
+  op?: "identify";
   projectId: number;
   key: string;
   id: string;
@@ -80,6 +86,23 @@ export function profileIdOf(event: Pick<IdentifyEvent, "key">): string {
   return event.key.slice(2);
 }
 
+/** An id as text. `path` names the field it came in, for the problem. */
+export function userIdText(id: UserId, path: string): string {
+  // JSON numbers past 2^53 − 1 reach us already rounded (9007199254740993 parses as …992):
+  // such an id would name another user, so it must come as text.
+  if (typeof id === "number" && !Number.isSafeInteger(id)) {
+    throw new InvalidInput([{ path, message: `${path} must be sent as a string when it is larger than 2^53 - 1` }]);
+  }
+  return String(id);
+}
+
+/** The user a request names: its `id`, else its `email`, which is the id of a user known by email alone. */
+export function userIdOf(body: { id?: UserId | null; email?: UserEmail | null }): string {
+  if (body.id !== undefined && body.id !== null) return userIdText(body.id, "id");
+  if (body.email !== undefined && body.email !== null) return body.email;
+  throw new InvalidInput([{ path: "id", message: "id or email is required" }]);
+}
+
 /**
  * Timestamps are ISO 8601 date-times (with a time zone) or Unix time in seconds, as a number
  * or a string of digits. Anything else is not a timestamp.
@@ -102,13 +125,7 @@ export function parseTimestamp(value: string | number): number | null {
  * throws InvalidInput for a body that breaks one.
  */
 export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedAt: number): IdentifyEvent {
-  // JSON numbers past 2^53 − 1 reach us already rounded (9007199254740993 parses as …992):
-  // such an id would name another user, so it must come as text.
-  if (typeof body.id === "number" && !Number.isSafeInteger(body.id)) {
-    throw new InvalidInput([{ path: "id", message: "id must be sent as a string when it is larger than 2^53 - 1" }]);
-  }
-  const id = body.id === undefined || body.id === null ? body.email : String(body.id);
-  if (id === undefined || id === null) throw new InvalidInput([{ path: "id", message: "id or email is required" }]);
+  const id = userIdOf(body);
 
   let t = receivedAt;
   if (body.extras?.created_at !== undefined) {

@@ -1,3 +1,4 @@
+export * from "./aliases";
 export * from "./credential-token";
 export * from "./identify";
 export * from "./journey";
@@ -5,6 +6,8 @@ export * from "./journey-graph";
 export * from "./json";
 export * from "./permissions";
 export * from "./problems";
+export * from "./profile-operations";
+export * from "./profile-requests";
 export * from "./profile-state";
 export * from "./resource-id";
 export * from "./resources";

@@ -1,62 +1,155 @@
-import type { ChannelValue, IdentifyEvent } from "./identify";
+import type { ChannelValue } from "./identify";
 import type { Json } from "./json";
+import { operationKind, type StateOperation } from "./profile-operations";
 import { fieldMap, mergeStampedMaps, newest, stamp, type Stamped } from "./stamp";
 import type { TopicStatus } from "./topic";
 
 /**
- * Everything ever written to one profile, each field stamped with the update that wrote it.
+ * Everything written to one profile row, each field stamped with the update that wrote it.
  * Merging two states is commutative, associative and idempotent, so any order of updates and
- * any redelivery ends in the same state.
+ * any redelivery ends in the same state (docs/profiles.md states the rules).
  *
- * `createdT` is the earliest time of an update that may create the profile (null: only
- * update_only updates seen so far). A field is visible when it was written at or after that
- * time: an update_only update applies exactly when the profile existed at its timestamp.
+ * An identify that is not update_only may create the profile. `createdT` is the earliest such
+ * stamp (never earlier than the last erasure), `lastCreatedT` the latest after the last
+ * erasure: the profile exists while there is one. A field is visible when it was written at or
+ * after `createdT`: an update that cannot create the profile applies exactly when the profile
+ * was created at or before its stamp. An erasure (`deletedT`) removes every value stamped at or
+ * before it, for good.
  */
 export interface ProfileState {
   createdT: number | null;
+  lastCreatedT: number | null;
+  deletedT: number | null;
   email: Stamped<string> | null;
   phoneNumber: Stamped<string> | null;
   data: Record<string, Stamped<Json>>;
   channels: Record<string, Stamped<ChannelValue>>;
   topics: Record<string, Stamped<TopicStatus>>;
+  /** A tag is on when its newest stamp says true (added), off when false (removed). */
+  tags: Record<string, Stamped<boolean>>;
+  /** The global opt-out: true after unsubscribe, false after resubscribe. */
+  unsubscribed: Stamped<boolean> | null;
 }
 
 export function channelKey(channel: { type: string; address: string }): string {
   return `${channel.type}:${channel.address}`;
 }
 
-export function stateFromEvent(event: IdentifyEvent): ProfileState {
-  const { t } = event;
-  const state: ProfileState = {
-    createdT: event.updateOnly ? null : t,
-    email: event.email === undefined ? null : stamp(t, event.email),
-    phoneNumber: event.phoneNumber === undefined ? null : stamp(t, event.phoneNumber),
+export function emptyState(): ProfileState {
+  return {
+    createdT: null,
+    lastCreatedT: null,
+    deletedT: null,
+    email: null,
+    phoneNumber: null,
     data: fieldMap(),
     channels: fieldMap(),
     topics: fieldMap(),
+    tags: fieldMap(),
+    unsubscribed: null,
   };
-  for (const [key, value] of Object.entries(event.data ?? {})) state.data[key] = stamp(t, value);
-  for (const channel of event.channels ?? []) {
-    state.channels[channelKey(channel)] = stamp(t, channel);
-  }
-  for (const topic of event.topics ?? []) state.topics[String(topic.id)] = stamp(t, topic.status);
-  return state;
 }
 
-function earliest(a: number | null, b: number | null): number | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.min(a, b);
+/** What an erasure at `t` merges into a profile row: nothing but its stamp. */
+export function erasureState(t: number): ProfileState {
+  return { ...emptyState(), deletedT: t };
+}
+
+export function stateFromOperation(operation: StateOperation): ProfileState {
+  const state = emptyState();
+  const { t } = operation;
+  switch (operation.op) {
+    case undefined:
+    case "identify":
+      if (!operation.updateOnly) state.createdT = state.lastCreatedT = t;
+      if (operation.email !== undefined) state.email = stamp(t, operation.email);
+      if (operation.phoneNumber !== undefined) state.phoneNumber = stamp(t, operation.phoneNumber);
+      for (const [key, value] of Object.entries(operation.data ?? {})) state.data[key] = stamp(t, value);
+      for (const channel of operation.channels ?? []) state.channels[channelKey(channel)] = stamp(t, channel);
+      for (const topic of operation.topics ?? []) state.topics[String(topic.id)] = stamp(t, topic.status);
+      return state;
+    case "edit":
+      for (const [key, value] of Object.entries(operation.changes)) state.data[key] = stamp(t, value);
+      return state;
+    case "tags":
+      // A tag both added and removed in one request is added: true's tie-breaker is the larger.
+      for (const tag of operation.remove) state.tags[tag] = stamp(t, false);
+      for (const tag of operation.add) state.tags[tag] = stamp(t, true);
+      return state;
+    case "subscription":
+      state.unsubscribed = stamp(t, operation.unsubscribed);
+      return state;
+    default:
+      throw new Error(`not a state operation: ${operationKind(operation)}`);
+  }
+}
+
+const earliest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+const latest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+
+function kept<V>(map: Record<string, Stamped<V>>, keep: (t: number) => boolean): Record<string, Stamped<V>> {
+  const result = fieldMap<Stamped<V>>();
+  for (const [key, entry] of Object.entries(map)) if (keep(entry.t)) result[key] = entry;
+  return result;
+}
+
+/** The state without anything stamped at or before its last erasure. */
+function erased(state: ProfileState): ProfileState {
+  const d = state.deletedT;
+  if (d === null) return state;
+  const after = (t: number) => t > d;
+  const register = <V>(entry: Stamped<V> | null) => (entry !== null && after(entry.t) ? entry : null);
+  return {
+    createdT: state.createdT === null ? null : Math.max(state.createdT, d),
+    lastCreatedT: state.lastCreatedT !== null && state.lastCreatedT > d ? state.lastCreatedT : null,
+    deletedT: d,
+    email: register(state.email),
+    phoneNumber: register(state.phoneNumber),
+    data: kept(state.data, after),
+    channels: kept(state.channels, after),
+    topics: kept(state.topics, after),
+    tags: kept(state.tags, after),
+    unsubscribed: register(state.unsubscribed),
+  };
 }
 
 export function mergeStates(a: ProfileState, b: ProfileState): ProfileState {
-  return {
+  return erased({
     createdT: earliest(a.createdT, b.createdT),
+    lastCreatedT: latest(a.lastCreatedT, b.lastCreatedT),
+    deletedT: latest(a.deletedT, b.deletedT),
     email: newest(a.email, b.email),
     phoneNumber: newest(a.phoneNumber, b.phoneNumber),
     data: mergeStampedMaps(a.data, b.data),
     channels: mergeStampedMaps(a.channels, b.channels),
     topics: mergeStampedMaps(a.topics, b.topics),
+    tags: mergeStampedMaps(a.tags, b.tags),
+    unsubscribed: newest(a.unsubscribed, b.unsubscribed),
+  });
+}
+
+/** Whether the row is a profile: created, and created again since its last erasure. */
+export function profileExists(state: ProfileState): boolean {
+  return state.createdT !== null && state.lastCreatedT !== null;
+}
+
+/** The row's visible values, still stamped, or null when it is not a profile. */
+export function visiblePart(state: ProfileState): ProfileState | null {
+  if (!profileExists(state)) return null;
+  const createdT = state.createdT as number;
+  const since = (t: number) => t >= createdT;
+  const register = <V>(entry: Stamped<V> | null) => (entry !== null && since(entry.t) ? entry : null);
+  const visible = <V>(map: Record<string, Stamped<V>>) => kept(map, since);
+  return {
+    ...state,
+    deletedT: null,
+    email: register(state.email),
+    phoneNumber: register(state.phoneNumber),
+    data: visible(state.data),
+    channels: visible(state.channels),
+    topics: visible(state.topics),
+    tags: visible(state.tags),
+    unsubscribed: register(state.unsubscribed),
   };
 }
 
@@ -67,26 +160,43 @@ export interface VisibleProfile {
   channels: ChannelValue[];
   /** Explicit topic choices by topic id. */
   topics: Record<string, TopicStatus>;
+  /** Sorted. */
+  tags: string[];
+  unsubscribed: boolean;
 }
 
-/** What a reader sees, or null while the profile has not been created. */
-export function visibleProfile(state: ProfileState): VisibleProfile | null {
-  const createdT = state.createdT;
-  if (createdT === null) return null;
-  const visible = <V>(entry: Stamped<V>) => entry.t >= createdT;
-  const values = <V>(map: Record<string, Stamped<V>>) =>
-    Object.entries(map)
-      .filter(([, entry]) => visible(entry))
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([key, entry]) => [key, entry.v] as const);
+const byKey = ([a]: readonly [string, unknown], [b]: readonly [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
+const values = <V>(map: Record<string, Stamped<V>>) =>
+  Object.entries(map)
+    .sort(byKey)
+    .map(([key, entry]) => [key, entry.v] as const);
 
-  const register = (entry: Stamped<string> | null) => (entry !== null && visible(entry) ? entry.v : null);
+/**
+ * The rows of one profile's ids (a reidentified user keeps a row per id it had) as one state,
+ * merged field by field by their stamps. Each row's own erasures are already applied to it,
+ * and reach no other row: an id erased before it was linked keeps the others' values.
+ */
+export function linkedState(rows: readonly ProfileState[]): ProfileState {
+  return rows.map((row) => ({ ...row, deletedT: null })).reduce(mergeStates, emptyState());
+}
 
+/**
+ * What a reader sees of a profile kept in one or more rows, or null when it is not a profile:
+ * none of its ids was created (again, after its erasure). An update that cannot create shows
+ * from the earliest creation among its ids, whichever id it named.
+ */
+export function visibleProfile(...rows: ProfileState[]): VisibleProfile | null {
+  const merged = visiblePart(linkedState(rows));
+  if (merged === null) return null;
   return {
-    email: register(state.email),
-    phoneNumber: register(state.phoneNumber),
-    data: Object.fromEntries(values(state.data).filter(([, value]) => value !== null)),
-    channels: values(state.channels).map(([, channel]) => channel),
-    topics: Object.fromEntries(values(state.topics)),
+    email: merged.email?.v ?? null,
+    phoneNumber: merged.phoneNumber?.v ?? null,
+    data: Object.fromEntries(values(merged.data).filter(([, value]) => value !== null)),
+    channels: values(merged.channels).map(([, channel]) => channel),
+    topics: Object.fromEntries(values(merged.topics)),
+    tags: values(merged.tags)
+      .filter(([, on]) => on)
+      .map(([tag]) => tag),
+    unsubscribed: merged.unsubscribed?.v ?? false,
   };
 }

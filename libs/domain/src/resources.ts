@@ -1,5 +1,6 @@
 import type { IdentifyBody } from "./identify";
 import type { JourneyStatus } from "./journey";
+import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "./profile-requests";
 import type { TopicStatus } from "./topic";
 import type { tags } from "typia";
 
@@ -7,13 +8,20 @@ import type { tags } from "typia";
 // what the OpenAPI document is generated from. Request bodies are not here: the document uses the very types the gateway
 // validates with, plus the credential fields that the gateway reads before validating.
 
-/** The identify body as sent: the credential may travel in it instead of the query string. */
-export type IdentifyRequest = IdentifyBody & {
+/** Vero's users API takes its credential in the body too, instead of the query string. */
+interface IdentifyCredentialFields {
   /** The identify auth token, when not in the query string. */
   auth_token?: string;
   /** Vero's newer name for the same credential. */
   tracking_api_key?: string;
-};
+}
+
+/** The bodies of Vero's users API as sent, credential included. */
+export type IdentifyRequest = IdentifyBody & IdentifyCredentialFields;
+export type EditUserRequest = EditUserBody & IdentifyCredentialFields;
+export type EditTagsRequest = EditTagsBody & IdentifyCredentialFields;
+export type UserRefRequest = UserRefBody & IdentifyCredentialFields;
+export type ReidentifyRequest = ReidentifyBody & IdentifyCredentialFields;
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;
@@ -66,7 +74,8 @@ export interface ProfileTopic {
   id: Integer;
   name: string;
   status: TopicStatus;
-  source: "explicit" | "default";
+  /** "global" while the user is unsubscribed from everything: every topic then reads unsubscribed. */
+  source: "explicit" | "default" | "global";
 }
 
 export interface Profile {
@@ -77,6 +86,10 @@ export interface Profile {
   phone_number: string | null;
   channels: ProfileChannel[];
   data: Record<string, unknown>;
+  /** The tags that are on, sorted. */
+  tags: string[];
+  /** Unsubscribed from everything (Vero's unsubscribe, until a resubscribe). */
+  unsubscribed: boolean;
   topics: ProfileTopic[];
   created_at: DateTime;
   updated_at: DateTime;

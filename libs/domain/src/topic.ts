@@ -14,15 +14,21 @@ export interface TopicSubscription {
   id: number;
   name: string;
   status: TopicStatus;
-  source: "explicit" | "default";
+  source: "explicit" | "default" | "global";
 }
 
-/** A profile's status for each topic: its explicit choice, else the topic's default. */
+/**
+ * A profile's status for each topic: unsubscribed while it is unsubscribed from everything,
+ * else its explicit choice, else the topic's default. The choices are kept while unsubscribed,
+ * and read again after a resubscribe.
+ */
 export function topicSubscriptions(
   explicit: Record<string, TopicStatus>,
   topics: readonly TopicDefault[],
+  unsubscribed: boolean,
 ): TopicSubscription[] {
   return topics.map((topic) => {
+    if (unsubscribed) return { id: topic.id, name: topic.name, status: "unsubscribed", source: "global" };
     const choice = explicit[String(topic.id)];
     return choice === undefined
       ? { id: topic.id, name: topic.name, status: topic.default_status, source: "default" }

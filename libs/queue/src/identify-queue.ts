@@ -1,4 +1,4 @@
-import type { IdentifyEvent } from "@cm/domain";
+import type { ProfileOperation } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import { IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
@@ -23,7 +23,7 @@ export function identifyQueue(connection: Redis, prefix: string): Queue<Identify
 /** One job per gateway micro-batch, stamped with when it was accepted for the lag metric. */
 export function addIdentifyBatch(
   queue: Queue<IdentifyJobData>,
-  events: IdentifyEvent[],
+  events: ProfileOperation[],
 ): Promise<Job<IdentifyJobData>> {
   return queue.add(IDENTIFY_JOB, { events, acceptedAt: Date.now() });
 }

@@ -1,4 +1,5 @@
 export * from "./connection";
+export * from "./failed-identify-jobs";
 export * from "./identify-queue";
 export * from "./maintenance-queue";
 export * from "./names";

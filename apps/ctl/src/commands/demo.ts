@@ -11,7 +11,16 @@ import {
   type Db,
   type Sql,
 } from "@cm/db";
-import { PERMISSIONS, profileKeyForId, stateFromEvent, type IdentifyEvent, type TopicStatus } from "@cm/domain";
+import {
+  mergeStates,
+  PERMISSIONS,
+  profileKeyForId,
+  stateFromOperation,
+  type IdentifyEvent,
+  type ProfileState,
+  type StateOperation,
+  type TopicStatus,
+} from "@cm/domain";
 import { importDemoJourneys } from "./journey";
 
 export const DEMO_PROJECT_NAME = "Demo project";
@@ -48,6 +57,15 @@ function demoEvent(projectId: number, n: number, topicIds: number[], now: number
   return event;
 }
 
+/** A demo user's later life: tags on some, a global opt-out on a few, as the users API would write them. */
+function demoState(event: IdentifyEvent, n: number): ProfileState {
+  const later = { projectId: event.projectId, key: event.key, id: event.id, t: event.t + 1_000 };
+  const operations: StateOperation[] = [event];
+  if (n % 4 === 0) operations.push({ ...later, op: "tags", add: n % 8 === 0 ? ["beta", "vip"] : ["beta"], remove: [] });
+  if (n % 11 === 0) operations.push({ ...later, op: "subscription", unsubscribed: true });
+  return operations.map(stateFromOperation).reduce(mergeStates);
+}
+
 /** Topics, profiles (some with topic choices) and journeys for a new demo project. */
 async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
   const topicIds: number[] = [];
@@ -56,7 +74,7 @@ async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
   const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now));
   await applyProfileWrites(
     tx,
-    events.map((event) => ({ projectId, key: event.key, externalId: event.id, state: stateFromEvent(event) })),
+    events.map((event, n) => ({ projectId, key: event.key, externalId: event.id, state: demoState(event, n + 1) })),
   );
   await importDemoJourneys(tx, projectId);
 }

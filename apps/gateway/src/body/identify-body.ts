@@ -11,6 +11,8 @@ const FORM = "application/x-www-form-urlencoded";
  * says (integrations do not always label it). Both stop at 256 KiB: more is 413.
  */
 const readRawBody = bodyParser({
+  // vero-python 2.x deletes a user with DELETE and a JSON body.
+  parsedMethods: ["POST", "PUT", "DELETE"],
   enableTypes: ["json", "text"],
   extendTypes: { text: [FORM] },
   detectJSON: (ctx) => !ctx.request.is(FORM),
@@ -19,15 +21,24 @@ const readRawBody = bodyParser({
   jsonStrict: false,
 });
 
-/** Form clients that cannot nest send `data` as JSON text: a JSON object there is that object. */
-function withDataParsed(fields: FormValue): FormValue {
-  if (fields === null || typeof fields !== "object" || Array.isArray(fields) || typeof fields.data !== "string")
-    return fields;
-  try {
-    const data: unknown = JSON.parse(fields.data);
-    if (data !== null && typeof data === "object" && !Array.isArray(data)) fields.data = data as FormValue;
-  } catch {
-    // Not JSON: the text stays, and validation refuses it as data.
+/** The form fields that hold an object: identify's `data`, edit's `changes`. */
+const OBJECT_FIELDS = ["data", "changes"] as const;
+
+/**
+ * Form clients that cannot nest send objects as JSON text (`data={"age":20}`): a JSON object
+ * there is that object.
+ */
+function withObjectsParsed(fields: FormValue): FormValue {
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return fields;
+  for (const name of OBJECT_FIELDS) {
+    const text = fields[name];
+    if (typeof text !== "string") continue;
+    try {
+      const value: unknown = JSON.parse(text);
+      if (value !== null && typeof value === "object" && !Array.isArray(value)) fields[name] = value as FormValue;
+    } catch {
+      // Not JSON: the text stays, and validation refuses it as an object.
+    }
   }
   return fields;
 }
@@ -44,7 +55,7 @@ function formOrJson(text: string): unknown {
       // Not JSON after all: read as the form it says it is.
     }
   }
-  return withDataParsed(parseFormBody(text));
+  return withObjectsParsed(parseFormBody(text));
 }
 
 /** The body and its size in bytes, or why it could not be read. */

@@ -1,4 +1,6 @@
 import type {
+  EditTagsRequest,
+  EditUserRequest,
   ErrorReply,
   IdentifyReply,
   IdentifyRequest,
@@ -7,9 +9,11 @@ import type {
   NewTopicBody,
   ProblemsReply,
   Profile,
+  ReidentifyRequest,
   Topic,
   TopicPage,
   TopicPatch,
+  UserRefRequest,
 } from "@cm/domain";
 import typia from "typia";
 
@@ -27,6 +31,10 @@ const schemas = typia.json.schemas<
     Profile,
     Journey,
     Message,
+    EditUserRequest,
+    EditTagsRequest,
+    UserRefRequest,
+    ReidentifyRequest,
   ],
   "3.1"
 >();
@@ -44,6 +52,10 @@ const [
   profile,
   journey,
   message,
+  editUserBody,
+  editTagsBody,
+  userRefBody,
+  reidentifyBody,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -112,51 +124,81 @@ const keyFailures = {
   "503": error("The key cannot be checked right now; see Retry-After"),
 };
 
-const identifyExample = { id: "user-1", email: "ada@example.com", data: { plan: "pro", age: 36 } };
+/** What one operation of Vero's users API takes: its schema, with a JSON and a form example. */
+interface UsersApiRequest {
+  operationId: string;
+  summary: string;
+  /** What this operation does; the rules every users-API operation shares follow it. */
+  description: string;
+  schema: object | undefined;
+  example: object;
+  form: string;
+}
 
-/** Identify answers on Vero's path and on its `.json` twin, as Vero's clients call it. */
-function identifyOperation(operationId: string) {
-  return {
+const USERS_API_RULES =
+  "The credential is the project's identify auth token, as `auth_token` or `tracking_api_key`, in the query string or " +
+  "as a top-level field of the body (JSON or form); when several are given they must agree. The body is JSON whatever " +
+  "its content type says, or `application/x-www-form-urlencoded` with bracket nesting (`data[age]=20`, " +
+  "`channels[0][type]=push`); form values stay text, and a form `data` or `changes` field holding a JSON object is " +
+  "that object. A null top-level field counts as not given. Unknown top-level fields are ignored. The path also " +
+  "answers with a `.json` suffix. See docs/integrations.md and docs/profiles.md.";
+
+const usersApiResponses = limited(
+  {
+    "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
+    "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
+    "401": identifyError("Missing or invalid credential, or credentials that disagree"),
+    "404": identifyError("Unknown path or method"),
+    "413": identifyError("Body larger than 256 KiB"),
+    "500": identifyError("The operation could not be queued; nothing was accepted"),
+    "503": identifyError(
+      "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
+    ),
+  },
+  identifyError("The project sent more than its rate limit"),
+);
+
+/**
+ * The operation on Vero's path and on its `.json` twin, for each method its clients send. The
+ * first method on the plain path has `operationId`; other methods and the twin add a suffix.
+ */
+function usersApiPaths(path: string, methods: ("post" | "put" | "delete")[], request: UsersApiRequest) {
+  const operation = (method: string, twin: string, operationId: string) => ({
     operationId,
-    summary: "Identify a user: create or update a profile",
-    description:
-      "The credential is the project's identify auth token, as `auth_token` or `tracking_api_key`, in the query string or " +
-      "as a top-level field of the body (JSON or form); when several are given they must agree. The body is JSON whatever " +
-      "its content type says, or `application/x-www-form-urlencoded` with bracket nesting (`data[age]=20`, " +
-      "`channels[0][type]=push`); form values stay text, and a form `data` field holding a JSON object is that object. " +
-      "A null top-level field counts as not given; `channels` may be one object. Unknown top-level fields are ignored. " +
-      "The path also answers with a `.json` suffix. See docs/integrations.md.",
+    summary: request.summary,
+    description: `${request.description} ${USERS_API_RULES}`,
     security: [{ authToken: [] }, { trackingApiKey: [] }, {}],
     requestBody: {
       required: true,
       content: {
-        "application/json": { schema: identifyBody, example: identifyExample },
-        "application/x-www-form-urlencoded": {
-          schema: identifyBody,
-          example: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
-        },
+        "application/json": { schema: request.schema, example: request.example },
+        "application/x-www-form-urlencoded": { schema: request.schema, example: request.form },
       },
     },
-    responses: limited(
-      {
-        "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
-        "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
-        "401": identifyError("Missing or invalid credential, or credentials that disagree"),
-        "404": identifyError("Unknown path or method"),
-        "413": identifyError("Body larger than 256 KiB"),
-        "500": identifyError("The update could not be queued; nothing was accepted"),
-        "503": identifyError(
-          "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
-        ),
-      },
-      identifyError("The project sent more than its rate limit"),
-    ),
+    responses: usersApiResponses,
     ...curl(
-      "curl -X POST 'http://localhost:3000/api/v2/users/track?auth_token=AUTH_TOKEN' -H 'Content-Type: application/json' " +
-        `-d '${JSON.stringify(identifyExample)}'`,
+      `curl -X ${method.toUpperCase()} 'http://localhost:3000/api/v2${twin}?auth_token=AUTH_TOKEN' ` +
+        `-H 'Content-Type: application/json' -d '${JSON.stringify(request.example)}'`,
     ),
-  };
+  });
+  const pathItem = (twin: string, twinSuffix: string) =>
+    Object.fromEntries(
+      methods.map((method, index) => {
+        const methodSuffix = index === 0 ? "" : `With${method.charAt(0).toUpperCase()}${method.slice(1)}`;
+        return [method, operation(method, twin, `${request.operationId}${methodSuffix}${twinSuffix}`)];
+      }),
+    );
+  return { [path]: pathItem(path, ""), [`${path}.json`]: pathItem(`${path}.json`, "JsonPath") };
 }
+
+const identify: UsersApiRequest = {
+  operationId: "identifyUser",
+  summary: "Identify a user: create or update a profile",
+  description: "`channels` may be one object.",
+  schema: identifyBody,
+  example: { id: "user-1", email: "ada@example.com", data: { plan: "pro", age: 36 } },
+  form: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
+};
 
 /** The OpenAPI 3.1 document of every operation, served at /api/v2/openapi.json. */
 export const openApiDocument = {
@@ -164,7 +206,8 @@ export const openApiDocument = {
   info: {
     title: "Profile, Topic and Journey API",
     version: "2.0.0",
-    description: "Identify profiles, update preference-center topics, read journeys and their message metadata.",
+    description:
+      "Identify and manage profiles, update preference-center topics, read journeys and their message metadata.",
   },
   servers: [{ url: "/api/v2" }],
   components: {
@@ -191,8 +234,63 @@ export const openApiDocument = {
     },
   },
   paths: {
-    "/users/track": { post: identifyOperation("identifyUser") },
-    "/users/track.json": { post: identifyOperation("identifyUserJsonPath") },
+    ...usersApiPaths("/users/track", ["post"], identify),
+    ...usersApiPaths("/users/edit", ["put"], {
+      operationId: "editUser",
+      summary: "Edit a user: set or clear data keys of a profile, never creating one",
+      description:
+        "Names the user by `id`, or by `email` for a user known by email alone. Each key of `changes` is set in the " +
+        "profile's data; a null value clears it. PHP's empty `changes: []` counts as `{}`. See docs/profiles.md.",
+      schema: editUserBody,
+      example: { id: "user-1", changes: { plan: "enterprise", trial_ends: null } },
+      form: "auth_token=AUTH_TOKEN&id=user-1&changes[plan]=enterprise",
+    }),
+    ...usersApiPaths("/users/tags/edit", ["put"], {
+      operationId: "editTags",
+      summary: "Add and remove tags of a user",
+      description:
+        "Names the user by `id` or `email`. `add` and `remove` are lists of tags, or JSON text of one (as n8n sends " +
+        "them); tags are trimmed, empty ones dropped, and at least one must remain. A tag in both lists is added.",
+      schema: editTagsBody,
+      example: { id: "user-1", add: ["vip"], remove: ["trial"] },
+      form: "auth_token=AUTH_TOKEN&id=user-1&add[]=vip&remove[]=trial",
+    }),
+    ...usersApiPaths("/users/unsubscribe", ["post"], {
+      operationId: "unsubscribeUser",
+      summary: "Unsubscribe a user from everything (the global opt-out)",
+      description: "Names the user by `id` or `email`. Topic choices are kept for a resubscribe.",
+      schema: userRefBody,
+      example: { id: "user-1" },
+      form: "auth_token=AUTH_TOKEN&id=user-1",
+    }),
+    ...usersApiPaths("/users/resubscribe", ["post"], {
+      operationId: "resubscribeUser",
+      summary: "Resubscribe a user: lift the global opt-out",
+      description: "Names the user by `id` or `email`; the topic choices kept come back.",
+      schema: userRefBody,
+      example: { id: "user-1" },
+      form: "auth_token=AUTH_TOKEN&id=user-1",
+    }),
+    ...usersApiPaths("/users/reidentify", ["put", "post"], {
+      operationId: "reidentifyUser",
+      summary: "Reidentify a user: `id` and `new_id` name one profile from now on",
+      description:
+        "Both ids are required and must differ. The profile reads under `new_id`; when `new_id` already names a " +
+        "profile, the two merge. POST is accepted as Vero's 2016 documentation sent it.",
+      schema: reidentifyBody,
+      example: { id: "anonymous-7", new_id: "user-1" },
+      form: "auth_token=AUTH_TOKEN&id=anonymous-7&new_id=user-1",
+    }),
+    ...usersApiPaths("/users/delete", ["post", "delete"], {
+      operationId: "deleteUser",
+      summary: "Delete a user: erase the profile for good",
+      description:
+        "Names the user by `id` or `email`. DELETE is accepted as vero-python 2.x sends it. See docs/profiles.md for " +
+        "what an erasure keeps.",
+      schema: userRefBody,
+      example: { id: "user-1" },
+      form: "auth_token=AUTH_TOKEN&id=user-1",
+    }),
     "/users/{id}": {
       get: {
         operationId: "getProfile",

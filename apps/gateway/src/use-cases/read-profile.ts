@@ -1,24 +1,44 @@
-import { allTopicsOfProject, findProfile } from "@cm/db";
-import { profileKeyForId, topicSubscriptions, unstorableText, visibleProfile, type Profile } from "@cm/domain";
+import { allTopicsOfProject, findProfiles, linksOfComponents } from "@cm/db";
+import {
+  aliasGroup,
+  canonicalKey,
+  linkedState,
+  profileIdOf,
+  profileKeyForId,
+  topicSubscriptions,
+  unstorableText,
+  visibleProfile,
+  type Profile,
+} from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import { NotFound } from "./errors";
 
-/** decisions.md "Profile read": what the workers have applied so far, by the user's id or email. */
+/**
+ * decisions.md "Profile read": what the workers have applied so far, by the user's id or email,
+ * or by any id it had before a reidentify: the rows of every id linked with it, merged field by
+ * field (docs/profiles.md), shown under the id of its latest reidentify.
+ */
 export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: number, ref: string): Promise<Profile> {
   // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
   if (unstorableText(ref) !== null) throw new NotFound("profile");
-  const stored = await findProfile(deps.sql, projectId, profileKeyForId(ref));
-  const profile = stored && visibleProfile(stored.state);
-  if (stored === null || profile === null) throw new NotFound("profile");
+  const key = profileKeyForId(ref);
+  const links = await linksOfComponents(deps.sql, projectId, [key]);
+  const rows = await findProfiles(deps.sql, projectId, aliasGroup(links, key));
+  const state = linkedState(rows.map((row) => row.state));
+  const profile = visibleProfile(state);
+  if (profile === null) throw new NotFound("profile");
   const topics = await allTopicsOfProject(deps.sql, projectId);
+  const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
   return {
-    id: stored.externalId ?? ref,
+    id: profileIdOf({ key: canonicalKey(links, key) }),
     email: profile.email,
     phone_number: profile.phoneNumber,
     channels: profile.channels,
     data: profile.data,
-    topics: topicSubscriptions(profile.topics, topics),
-    created_at: new Date(stored.state.createdT as number).toISOString(),
-    updated_at: stored.updatedAt.toISOString(),
+    tags: profile.tags,
+    unsubscribed: profile.unsubscribed,
+    topics: topicSubscriptions(profile.topics, topics, profile.unsubscribed),
+    created_at: new Date(state.createdT as number).toISOString(),
+    updated_at: new Date(updatedAt).toISOString(),
   };
 }

@@ -1,8 +1,8 @@
-import { recordDeadLetter, type Sql } from "@cm/db";
+import { recordDeadLetter } from "@cm/db";
 import type { IdentifyJobData } from "@cm/queue";
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
-import { applyIdentifyEvents } from "../features/apply-identify";
+import { applyProfileOperations, type ProfileStores } from "../features/apply-profile-operations";
 import type { WorkerMetrics } from "../metrics";
 
 export interface IdentifyJobOutcome {
@@ -10,24 +10,32 @@ export interface IdentifyJobOutcome {
   poisoned: number;
 }
 
-/** Applies a gateway micro-batch; the events Postgres or our code refuses are dead-lettered. */
+/** Applies a gateway micro-batch; the operations Postgres or our code refuses are dead-lettered. */
 export function identifyProcessor(
-  sql: Sql,
+  stores: ProfileStores,
   logger: Logger,
   metrics: WorkerMetrics,
 ): Processor<IdentifyJobData, IdentifyJobOutcome> {
   return async (job) => {
     const endTimer = metrics.identifyBatchSeconds.startTimer();
-    const outcome = await applyIdentifyEvents(sql, job.data.events);
+    const outcome = await applyProfileOperations(stores, job.data.events);
     const seconds = endTimer();
     metrics.identifyEventsApplied.inc(outcome.applied);
     metrics.identifyDeadLetters.inc(outcome.poisoned.length);
     if (job.data.acceptedAt !== undefined)
       metrics.identifyLagSeconds.observe((Date.now() - job.data.acceptedAt) / 1000);
-    for (const { event, error } of outcome.poisoned) {
+    for (const { operation, error } of outcome.poisoned) {
       const message = error instanceof Error ? error.message : String(error);
-      await recordDeadLetter(sql, { projectId: event.projectId, jobId: job.id ?? null, event, error: message });
-      logger.error({ jobId: job.id, projectId: event.projectId, error: message }, "identify event dead-lettered");
+      await recordDeadLetter(stores.sql, {
+        projectId: operation.projectId,
+        jobId: job.id ?? null,
+        event: operation,
+        error: message,
+      });
+      logger.error(
+        { jobId: job.id, projectId: operation.projectId, error: message },
+        "profile operation dead-lettered",
+      );
     }
     for (const ignored of outcome.ignoredTopics) {
       logger.warn(

@@ -1,0 +1,64 @@
+import type Router from "@koa/router";
+import type { IdentifyReply } from "@cm/domain";
+import type Koa from "koa";
+import { authenticateIdentify } from "../auth/authenticate";
+import { withinBodyBudget } from "../body/body-budget";
+import { readIdentifyBody } from "../body/identify-body";
+import type { GatewayDeps } from "../deps";
+import { ApiError } from "../errors/api-error";
+import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
+import { enforceRateLimit } from "../rate-limit/enforce";
+import type { IdentifyState } from "../state";
+import type { ReceivedRequest } from "../use-cases/queue-operation";
+
+// Vero's users API (identify, edit, tags, unsubscribe, resubscribe, reidentify, delete): every
+// operation authenticates, reads its body and answers the same way (docs/integrations.md).
+
+/** A request whose credential is accepted: the project, the body as read, when it arrived and its size. */
+export interface AuthorizedRequest extends ReceivedRequest {
+  projectId: number;
+  body: unknown;
+}
+
+/** Every users-API path also answers with Vero's `.json` suffix, as its clients call it. */
+const identifyPaths = (path: string): string[] => [path, `${path}.json`];
+
+/**
+ * The credential may be in the body, so the body is read first, but checked only after it: a
+ * bad token is always 401. Then the project's rate limit, and only then a body that could not
+ * be read.
+ */
+async function authorize(ctx: Koa.Context, deps: GatewayDeps): Promise<AuthorizedRequest> {
+  const receivedAt = Date.now();
+  const read = await readIdentifyBody(ctx);
+  const { projectId } = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
+  await enforceRateLimit(ctx, deps.rateLimiter, projectId);
+  if (!read.ok) throw read.error;
+  return { projectId, body: read.value, receivedAt, bytes: read.bytes };
+}
+
+/**
+ * One operation: `methods` on `path` and its `.json` twin, callable from web pages (CORS and
+ * its preflight) within the body budget; `act` parses the body and does the work. Any other
+ * method on the path is Vero's 404.
+ */
+export function usersApiOperation(
+  router: Router<IdentifyState>,
+  deps: GatewayDeps,
+  path: string,
+  methods: ("POST" | "PUT" | "DELETE")[],
+  act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
+): void {
+  const paths = identifyPaths(path);
+  router.options(paths, answerPreflight);
+  router.register(paths, methods, [
+    allowAnyOrigin,
+    withinBodyBudget(deps.bodyBudget),
+    async (ctx) => {
+      ctx.body = await act(await authorize(ctx, deps));
+    },
+  ]);
+  router.all(paths, () => {
+    throw ApiError.notFound();
+  });
+}

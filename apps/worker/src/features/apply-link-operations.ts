@@ -1,0 +1,59 @@
+import {
+  eraseDeadLetters,
+  erasuresSince,
+  linksOfComponents,
+  PROFILE_LINKS_LOCK,
+  recordErasures,
+  recordProfileLinks,
+  takeProjectAdvisoryLock,
+  type Db,
+  type Sql,
+} from "@cm/db";
+import { aliasGroup, type DeleteOperation, type ReidentifyOperation } from "@cm/domain";
+import { deleteErasures } from "./apply-delete";
+import { linkOf, reidentifyErasures } from "./apply-reidentify";
+import type { Erasure } from "./erase-profiles";
+
+/** The operations that change which rows make a profile, or erase them. */
+export type LinkOperation = DeleteOperation | ReidentifyOperation;
+
+async function applyInProject(tx: Db, projectId: number, operations: readonly LinkOperation[]): Promise<Erasure[]> {
+  const deletes = operations.filter((operation): operation is DeleteOperation => operation.op === "delete");
+  const reidentifies = operations.filter(
+    (operation): operation is ReidentifyOperation => operation.op === "reidentify",
+  );
+  await recordProfileLinks(tx, projectId, reidentifies.map(linkOf));
+  await recordErasures(tx, projectId, deletes);
+  const links = await linksOfComponents(tx, projectId, [...new Set(operations.map((operation) => operation.key))]);
+  const relinked = [...new Set(reidentifies.flatMap((operation) => aliasGroup(links, operation.key)))];
+  const recorded =
+    relinked.length === 0
+      ? []
+      : await erasuresSince(tx, projectId, relinked, Math.min(...reidentifies.map((r) => r.t)));
+  const erasures = [...deleteErasures(links, deletes), ...reidentifyErasures(links, reidentifies, recorded)];
+  await eraseDeadLetters(tx, projectId, [...new Set(erasures.flatMap((erasure) => erasure.keys))]);
+  return erasures;
+}
+
+/**
+ * A job's deletes and reidentifies: one transaction per project, holding the project's lock so
+ * that the jobs of other workers doing the same take turns (each reads the links and erasures
+ * the others write, so an erasure reaches every id linked before it, whichever is applied
+ * first), and the dead letters of erased profiles removed. Returns the erasures, for the
+ * job's profile write to merge into the erased rows.
+ */
+export async function applyLinkOperations(sql: Sql, operations: readonly LinkOperation[]): Promise<Erasure[]> {
+  const byProject = new Map<number, LinkOperation[]>();
+  for (const operation of operations) {
+    byProject.set(operation.projectId, [...(byProject.get(operation.projectId) ?? []), operation]);
+  }
+  const erasures: Erasure[] = [];
+  for (const [projectId, inProject] of byProject) {
+    const applied = await sql.begin(async (tx) => {
+      await takeProjectAdvisoryLock(tx, PROFILE_LINKS_LOCK, projectId);
+      return applyInProject(tx, projectId, inProject);
+    });
+    erasures.push(...applied);
+  }
+  return erasures;
+}

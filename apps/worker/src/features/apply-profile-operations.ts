@@ -1,0 +1,45 @@
+import type { Sql } from "@cm/db";
+import { isStateOperation, type ProfileOperation } from "@cm/domain";
+import type { IdentifyJobData } from "@cm/queue";
+import type { Queue } from "bullmq";
+import { applyLinkOperations, type LinkOperation } from "./apply-link-operations";
+import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
+import { eraseFromFailedJobs, type Erasure } from "./erase-profiles";
+import { applyIsolatingRefused } from "./isolate-refused";
+
+/** Where a profile's data is kept, and so where an erasure must reach. */
+export interface ProfileStores {
+  sql: Sql;
+  /** Its failed jobs hold the operations they could not apply. */
+  identifyQueue: Queue<IdentifyJobData>;
+}
+
+/**
+ * Applies a job's operations, in any order (docs/profiles.md: the result does not depend on it).
+ * Deletes and reidentifies first, in one transaction per project (recording the links and
+ * erasures, working out which rows each erasure reaches); then identifies, edits, tags,
+ * subscriptions and those erasures, merged per profile row and written in one statement. Refused input is reported as poisoned
+ * and everything else is applied; other errors are thrown, for the queue to retry the whole job
+ * (applying an operation again changes nothing).
+ */
+export async function applyProfileOperations(
+  stores: ProfileStores,
+  operations: readonly ProfileOperation[],
+): Promise<ApplyOutcome> {
+  const erasures: Erasure[] = [];
+  let linksApplied = 0;
+  const linksPoisoned: ApplyOutcome["poisoned"] = [];
+  await applyIsolatingRefused(
+    operations.filter((operation): operation is LinkOperation => !isStateOperation(operation)),
+    async (part) => {
+      erasures.push(...(await applyLinkOperations(stores.sql, part)));
+      linksApplied += part.length;
+    },
+    (operation, error) => linksPoisoned.push({ operation, error }),
+  );
+  const outcome = await applyStateOperations(stores.sql, operations.filter(isStateOperation), erasures);
+  outcome.applied += linksApplied;
+  outcome.poisoned.push(...linksPoisoned);
+  await eraseFromFailedJobs(stores.identifyQueue, erasures);
+  return outcome;
+}

@@ -1,0 +1,291 @@
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProject, insertTopic, recordDeadLetter } from "@cm/db";
+import type { ProfileOperation } from "@cm/domain";
+import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { applyProfileOperations } from "@cm/worker";
+import { REDIS_URL } from "../support/env";
+import { profileOperations, readProfileOrNull } from "../support/profile-operations";
+import { testProfileStores } from "../support/profile-stores";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+let stores: ReturnType<typeof testProfileStores>;
+beforeAll(async () => {
+  stack = await createTestStack("profile_lifecycle");
+  stores = testProfileStores(stack.db.sql, stack.config.queuePrefix);
+});
+afterAll(async () => {
+  await stores.close();
+  await stack.close();
+});
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
+}
+
+async function newProject() {
+  const { id } = await createProject(stack.db.sql, "lifecycle");
+  const topic = await insertTopic(stack.db.sql, {
+    projectId: id,
+    name: "News",
+    description: null,
+    defaultStatus: "subscribed",
+  });
+  return { id, topicId: topic.id, ...profileOperations(id) };
+}
+
+const read = (projectId: number, id: string) => readProfileOrNull(stack.db.sql, projectId, id);
+
+/** The row as stored, every column of personal data included. */
+async function rawRow(projectId: number, key: string) {
+  const [row] = await stack.db.sql`
+    SELECT created_t::float8 AS created_t, last_created_t, deleted_t::float8 AS deleted_t, email, phone_number, data,
+           channels, topic_choices, tags, unsubscribed
+      FROM profiles WHERE project_id = ${projectId} AND key = ${key}`;
+  return row;
+}
+
+const ERASED_ROW = {
+  last_created_t: null,
+  email: null,
+  phone_number: null,
+  data: {},
+  channels: {},
+  topic_choices: {},
+  tags: {},
+  unsubscribed: null,
+};
+
+/** Applies every order of the operations, one job each, in a project of its own; returns each order's reads. */
+async function readsInEveryOrder(
+  scenario: (operations: ReturnType<typeof profileOperations>) => ProfileOperation[],
+  check: (project: Awaited<ReturnType<typeof newProject>>) => Promise<unknown>,
+) {
+  const results: unknown[] = [];
+  for (const order of permutations(scenario(profileOperations(0)).map((_, i) => i))) {
+    const project = await newProject();
+    const operations = scenario(project);
+    for (const i of order) await applyProfileOperations(stores, [operations[i] as ProfileOperation]);
+    results.push(await check(project));
+  }
+  return results;
+}
+
+describe("the profile lifecycle through the worker's dispatcher", () => {
+  it("ends in the same profile whatever order edits, tags, an unsubscribe and a reidentify are applied in", async () => {
+    const results = await readsInEveryOrder(
+      (p) => [
+        p.identify("a", 1, { email: "a@example.com", data: { plan: "free", city: "Oslo" } }),
+        p.edit("a", 2, { plan: "pro", city: null }),
+        p.tags("a", 3, ["vip", "beta"]),
+        p.reidentify("a", "b", 4),
+        p.subscription("a", 5, true),
+      ],
+      async (p) =>
+        [await read(p.id, "a"), await read(p.id, "b")].map((profile) => ({ ...profile, topicId: p.topicId })),
+    );
+    expect(results).toHaveLength(120);
+    for (const reads of results) {
+      for (const profile of reads as Record<string, unknown>[]) {
+        expect(profile).toMatchObject({
+          id: "b",
+          email: "a@example.com",
+          data: { plan: "pro" },
+          tags: ["beta", "vip"],
+          unsubscribed: true,
+          topics: [{ id: profile.topicId, name: "News", status: "unsubscribed", source: "global" }],
+        });
+      }
+    }
+  });
+
+  it("erases in every order: late operations and links stamped before the erasure bring nothing back", async () => {
+    const results = await readsInEveryOrder(
+      (p) => [
+        p.identify("a", 1, { email: "a@example.com", data: { plan: "free" } }),
+        p.edit("a", 2, { plan: "pro" }),
+        p.reidentify("a", "b", 3),
+        p.delete("b", 4),
+        p.identify("b", 5, { data: { fresh: true } }),
+      ],
+      async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "i:a") }),
+    );
+    expect(results).toHaveLength(120);
+    for (const result of results) {
+      expect(result).toMatchObject({
+        a: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
+        b: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
+        rowA: { ...ERASED_ROW, deleted_t: 4, created_t: 4 },
+      });
+    }
+  });
+
+  it("erases every value physically, and leaves a tombstone that later operations stamped before it cannot revive", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("gone", 1, {
+        email: "gone@example.com",
+        phoneNumber: "+15550100",
+        data: { plan: "pro" },
+        channels: [{ type: "push", address: "device-1", platform: "ios" }],
+        topics: [{ id: p.topicId, status: "unsubscribed" }],
+      }),
+      p.tags("gone", 2, ["vip"]),
+      p.subscription("gone", 2, true),
+    ]);
+    expect(await read(p.id, "gone")).toMatchObject({ email: "gone@example.com", tags: ["vip"] });
+
+    await applyProfileOperations(stores, [p.delete("gone", 10)]);
+    expect(await read(p.id, "gone")).toBeNull();
+    expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+
+    await applyProfileOperations(stores, [
+      p.identify("gone", 9, { email: "late@example.com", data: { late: true } }),
+      p.edit("gone", 10, { late: true }),
+      p.tags("gone", 3, ["late"]),
+      p.subscription("gone", 4, false),
+    ]);
+    expect(await read(p.id, "gone")).toBeNull();
+    expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+
+    // An id nobody used yet: its erasure is kept too.
+    await applyProfileOperations(stores, [p.delete("unknown", 10), p.identify("unknown", 9, { email: "u@x.co" })]);
+    expect(await rawRow(p.id, "i:unknown")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+
+    // An identify stamped after the erasure starts a new profile.
+    await applyProfileOperations(stores, [p.identify("gone", 11, { data: { again: true } })]);
+    expect(await read(p.id, "gone")).toMatchObject({
+      email: null,
+      data: { again: true },
+      tags: [],
+      unsubscribed: false,
+    });
+  });
+
+  it("erases an id linked before the erasure by a reidentify that arrives after it", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.delete("new", 5)]);
+    await applyProfileOperations(stores, [p.identify("old", 1, { email: "old@example.com", data: { plan: "free" } })]);
+    expect(await read(p.id, "old")).toMatchObject({ email: "old@example.com" });
+
+    await applyProfileOperations(stores, [p.reidentify("old", "new", 3)]);
+    expect(await read(p.id, "old")).toBeNull();
+    expect(await rawRow(p.id, "i:old")).toEqual({ ...ERASED_ROW, created_t: 5, deleted_t: 5 });
+
+    // A link stamped after the erasure joins a profile the erasure never reached.
+    await applyProfileOperations(stores, [
+      p.identify("other", 1, { email: "other@example.com" }),
+      p.reidentify("other", "new", 6),
+    ]);
+    expect(await read(p.id, "new")).toMatchObject({ id: "new", email: "other@example.com" });
+  });
+
+  it("merges a user reidentified onto an id that already names a profile, field by field", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("a", 1, { email: "a@example.com", data: { plan: "free", city: "Oslo" } }),
+      p.tags("a", 1, ["from-a"]),
+      p.identify("b", 2, { data: { plan: "pro" }, topics: [{ id: p.topicId, status: "unsubscribed" }] }),
+      p.tags("b", 2, ["from-b"]),
+      p.reidentify("a", "b", 3),
+      p.edit("a", 4, { city: "Bergen" }),
+    ]);
+    const merged = {
+      id: "b",
+      email: "a@example.com",
+      data: { plan: "pro", city: "Bergen" },
+      tags: ["from-a", "from-b"],
+      topics: [{ id: p.topicId, name: "News", status: "unsubscribed", source: "explicit" }],
+    };
+    expect(await read(p.id, "a")).toMatchObject(merged);
+    expect(await read(p.id, "b")).toMatchObject(merged);
+
+    await applyProfileOperations(stores, [p.reidentify("b", "a", 5)]);
+    expect(await read(p.id, "b")).toMatchObject({ ...merged, id: "a" });
+  });
+
+  it("reads every topic unsubscribed while the user is unsubscribed, and the kept choices after a resubscribe", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("u", 1, { topics: [{ id: p.topicId, status: "subscribed" }] }),
+      p.subscription("u", 2, true),
+    ]);
+    expect((await read(p.id, "u"))?.topics).toEqual([
+      { id: p.topicId, name: "News", status: "unsubscribed", source: "global" },
+    ]);
+    await applyProfileOperations(stores, [p.subscription("u", 3, false)]);
+    expect(await read(p.id, "u")).toMatchObject({
+      unsubscribed: false,
+      topics: [{ id: p.topicId, name: "News", status: "subscribed", source: "explicit" }],
+    });
+  });
+
+  it("removes the erased profile's operations from dead letters and failed jobs", async () => {
+    const p = await newProject();
+    const other = profileOperations(p.id + 1_000_000);
+    for (const operation of [p.identify("gone", 1), p.edit("other", 1, { a: 1 }), other.identify("gone", 1)]) {
+      await recordDeadLetter(stack.db.sql, {
+        projectId: operation.projectId,
+        jobId: "j",
+        event: operation,
+        error: "x",
+      });
+    }
+    // Queued by a gateway before migration 007: the same profile.
+    await recordDeadLetter(stack.db.sql, {
+      projectId: p.id,
+      jobId: "j",
+      event: { ...p.identify("gone", 1), key: "e:gone", id: null },
+      error: "x",
+    });
+
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
+    const failing = new Worker(
+      IDENTIFY_QUEUE,
+      async () => {
+        throw new Error("Postgres is away");
+      },
+      { connection: redis.duplicate(), prefix: stack.config.queuePrefix },
+    );
+    const jobs = {
+      mixed: [p.identify("gone", 1, { email: "gone@example.com" }), p.identify("other", 1), other.edit("gone", 1, {})],
+      erasedOnly: [p.edit("gone", 2, { plan: "pro" }), p.tags("gone", 3, ["vip"])],
+      afterTheErasure: [p.identify("gone", 20, { email: "new@example.com" }), p.reidentify("gone", "x", 1)],
+    };
+    const queued = Object.fromEntries(
+      await Promise.all(
+        Object.entries(jobs).map(async ([name, events]) => {
+          const job = await queue.add(IDENTIFY_JOB, { events }, { attempts: 1 });
+          return [name, job.id as string] as const;
+        }),
+      ),
+    );
+    try {
+      await waitFor("the jobs to fail", async () => ((await queue.getFailedCount()) === 3 ? true : undefined));
+      await applyProfileOperations(stores, [p.delete("gone", 10)]);
+
+      const letters = await stack.db.sql<{ project_id: number; event: string }[]>`
+        SELECT project_id, event FROM identify_dead_letters WHERE job_id = 'j' ORDER BY id`;
+      expect(letters.map((letter) => [letter.project_id, JSON.parse(letter.event).key])).toEqual([
+        [p.id, "i:other"],
+        [p.id + 1_000_000, "i:gone"],
+      ]);
+
+      const data = async (name: string) => (await queue.getJob(queued[name] as string))?.data.events;
+      expect(await data("mixed")).toEqual([jobs.mixed[1], jobs.mixed[2]]);
+      expect(await data("erasedOnly")).toBeUndefined();
+      expect(await data("afterTheErasure")).toEqual(jobs.afterTheErasure);
+    } finally {
+      await failing.close();
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+});
