@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findProfiles, linksOfComponents } from "@cm/db";
+import { findProfiles, linkedComponents } from "@cm/db";
 import {
   aliasGroup,
   canonicalKey,
@@ -255,7 +255,7 @@ afterAll(async () => {
 /** What the profile read shows: the rows of the id's linked ids, as the gateway reads them. */
 async function storedRead(projectId: number, id: string): Promise<ReadProfile | null> {
   const key = profileKeyForId(id);
-  const links = await linksOfComponents(db.sql, projectId, [key]);
+  const { links } = await linkedComponents(db.sql, projectId, [key]);
   const rows = await findProfiles(db.sql, projectId, aliasGroup(links, key));
   const profile = visibleProfile(...rows.map((row) => row.state));
   return profile === null ? null : { id: profileIdOf({ key: canonicalKey(links, key) }), ...profile };

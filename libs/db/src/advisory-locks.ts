@@ -9,28 +9,16 @@ export const MIGRATION_LOCK = 4_200_001;
 export const DEMO_PROJECT_LOCK = 4_200_002;
 
 /**
- * Serialises a project's deletes and reidentifies (taken with the project's id, see
- * takeProjectAdvisoryLock): each reads the links and erasures the other writes, so that an
+ * Serialises a project's deletes and reidentifies (taken with the project's id as the second
+ * key of Postgres' two-key locks, a space apart from the one-key locks above, by
+ * recordLinkOperations): each reads the links and erasures the other writes, so that an
  * erasure reaches every id linked before it, whichever of the two is applied first.
  */
 export const PROFILE_LINKS_LOCK = 4_200_003;
 
 export type AdvisoryLock = typeof MIGRATION_LOCK | typeof DEMO_PROJECT_LOCK;
-export type ProjectAdvisoryLock = typeof PROFILE_LINKS_LOCK;
 
 /** Waits for the lock and holds it until the transaction ends. */
 export async function takeAdvisoryLock(tx: postgres.TransactionSql, lock: AdvisoryLock): Promise<void> {
   await tx`SELECT pg_advisory_xact_lock(${lock})`;
-}
-
-/**
- * Like takeAdvisoryLock, for one project: Postgres' two-key locks, the lock's id first, are a
- * space of their own, apart from the one-key locks above.
- */
-export async function takeProjectAdvisoryLock(
-  tx: postgres.TransactionSql,
-  lock: ProjectAdvisoryLock,
-  projectId: number,
-): Promise<void> {
-  await tx`SELECT pg_advisory_xact_lock(${lock}::integer, ${projectId}::integer)`;
 }

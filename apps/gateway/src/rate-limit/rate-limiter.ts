@@ -41,6 +41,23 @@ export interface RateLimitVerdict {
 const LEASE_SECONDS = 0.02;
 /** A lease not spent within this long goes unused: another gateway may need the rate now. */
 const LEASE_LIFETIME_MS = 1_000;
+/**
+ * How long requests wait for a lease before the limit goes unchecked. A stalled Redis answers
+ * nothing, not an error: without this bound every request of a project waited out the stall
+ * (test/faults/redis-stalled), past the deadline the queue write keeps.
+ */
+const LEASE_WAIT_MS = 500;
+
+class LeaseTimedOut extends Error {}
+
+/** `promise`, or a LeaseTimedOut after `ms`; the late answer, if any, is ignored. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LeaseTimedOut(`no lease within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 interface Allowance {
   leased: number;
@@ -110,13 +127,16 @@ export class RateLimiter {
 
   private async lease(projectId: number, allowance: Allowance): Promise<void> {
     try {
-      const [granted, shared] = (await this.redis.eval(
-        TAKE_LEASE,
-        1,
-        `${this.keyPrefix}:ratelimit:${projectId}`,
-        this.policy.rate,
-        this.policy.burst,
-        this.leaseSize,
+      const [granted, shared] = (await within(
+        this.redis.eval(
+          TAKE_LEASE,
+          1,
+          `${this.keyPrefix}:ratelimit:${projectId}`,
+          this.policy.rate,
+          this.policy.burst,
+          this.leaseSize,
+        ),
+        LEASE_WAIT_MS,
       )) as [number, number];
       allowance.leased = granted;
       allowance.shared = shared;

@@ -1,4 +1,4 @@
-import { allTopicsOfProject, findProfiles, linksOfComponents } from "@cm/db";
+import { allTopicsOfProject, findProfiles, linkedComponents } from "@cm/db";
 import {
   aliasGroup,
   canonicalKey,
@@ -22,7 +22,7 @@ export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: num
   // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
   if (unstorableText(ref) !== null) throw new NotFound("profile");
   const key = profileKeyForId(ref);
-  const links = await linksOfComponents(deps.sql, projectId, [key]);
+  const { links } = await linkedComponents(deps.sql, projectId, [key]);
   const rows = await findProfiles(deps.sql, projectId, aliasGroup(links, key));
   const state = linkedState(rows.map((row) => row.state));
   const profile = visibleProfile(state);

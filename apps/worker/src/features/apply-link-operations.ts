@@ -1,15 +1,5 @@
-import {
-  eraseDeadLetters,
-  erasuresSince,
-  linksOfComponents,
-  PROFILE_LINKS_LOCK,
-  recordErasures,
-  recordProfileLinks,
-  takeProjectAdvisoryLock,
-  type Db,
-  type Sql,
-} from "@cm/db";
-import { aliasGroup, type DeleteOperation, type ReidentifyOperation } from "@cm/domain";
+import { eraseDeadLetters, linkedComponents, recordLinkOperations, type Db, type Sql } from "@cm/db";
+import type { DeleteOperation, ReidentifyOperation } from "@cm/domain";
 import { deleteErasures } from "./apply-delete";
 import { linkOf, reidentifyErasures } from "./apply-reidentify";
 import type { Erasure } from "./erase-profiles";
@@ -22,22 +12,17 @@ async function applyInProject(tx: Db, projectId: number, operations: readonly Li
   const reidentifies = operations.filter(
     (operation): operation is ReidentifyOperation => operation.op === "reidentify",
   );
-  await recordProfileLinks(tx, projectId, reidentifies.map(linkOf));
-  await recordErasures(tx, projectId, deletes);
-  const links = await linksOfComponents(tx, projectId, [...new Set(operations.map((operation) => operation.key))]);
-  const relinked = [...new Set(reidentifies.flatMap((operation) => aliasGroup(links, operation.key)))];
-  const recorded =
-    relinked.length === 0
-      ? []
-      : await erasuresSince(tx, projectId, relinked, Math.min(...reidentifies.map((r) => r.t)));
+  await recordLinkOperations(tx, projectId, reidentifies.map(linkOf), deletes);
+  const keys = [...new Set(operations.map((operation) => operation.key))];
+  const { links, erasures: recorded } = await linkedComponents(tx, projectId, keys);
   const erasures = [...deleteErasures(links, deletes), ...reidentifyErasures(links, reidentifies, recorded)];
   await eraseDeadLetters(tx, projectId, [...new Set(erasures.flatMap((erasure) => erasure.keys))]);
   return erasures;
 }
 
 /**
- * A job's deletes and reidentifies: one transaction per project, holding the project's lock so
- * that the jobs of other workers doing the same take turns (each reads the links and erasures
+ * A job's deletes and reidentifies: one transaction per project, of three statements, holding
+ * the project's lock so that the jobs of other workers doing the same take turns (each reads the links and erasures
  * the others write, so an erasure reaches every id linked before it, whichever is applied
  * first), and the dead letters of erased profiles removed. Returns the erasures, for the
  * job's profile write to merge into the erased rows.
@@ -49,10 +34,7 @@ export async function applyLinkOperations(sql: Sql, operations: readonly LinkOpe
   }
   const erasures: Erasure[] = [];
   for (const [projectId, inProject] of byProject) {
-    const applied = await sql.begin(async (tx) => {
-      await takeProjectAdvisoryLock(tx, PROFILE_LINKS_LOCK, projectId);
-      return applyInProject(tx, projectId, inProject);
-    });
+    const applied = await sql.begin((tx) => applyInProject(tx, projectId, inProject));
     erasures.push(...applied);
   }
   return erasures;
