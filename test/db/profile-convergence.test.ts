@@ -16,7 +16,7 @@ import {
 } from "@cm/domain";
 import { applyProfileOperations } from "@cm/worker";
 import { testProfileStores } from "../support/profile-stores";
-import { uniqueName } from "../support/env";
+import { createTestQueuePrefix } from "../support/queue";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
 
@@ -243,12 +243,14 @@ function operationArbitrary(projectId: number): fc.Arbitrary<ProfileOperation> {
 
 let db: TestDatabase;
 let stores: ReturnType<typeof testProfileStores>;
+const queue = createTestQueuePrefix("convergence");
 beforeAll(async () => {
   db = await createTestDatabase("convergence");
-  stores = testProfileStores(db.sql, uniqueName("cmtest_convergence"));
+  stores = testProfileStores(db.sql, queue.prefix);
 });
 afterAll(async () => {
   await stores.close();
+  await queue.cleanup();
   await db.drop();
 });
 
