@@ -1,9 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findProfiles, linkedComponents } from "@cm/db";
+import { findLinkedProfile } from "@cm/db";
 import {
-  aliasGroup,
-  canonicalKey,
   profileIdOf,
   profileKeyForId,
   tieBreaker,
@@ -256,11 +254,9 @@ afterAll(async () => {
 
 /** What the profile read shows: the rows of the id's linked ids, as the gateway reads them. */
 async function storedRead(projectId: number, id: string): Promise<ReadProfile | null> {
-  const key = profileKeyForId(id);
-  const { links } = await linkedComponents(db.sql, projectId, [key]);
-  const rows = await findProfiles(db.sql, projectId, aliasGroup(links, key));
+  const { key, rows } = await findLinkedProfile(db.sql, projectId, profileKeyForId(id));
   const profile = visibleProfile(...rows.map((row) => row.state));
-  return profile === null ? null : { id: profileIdOf({ key: canonicalKey(links, key) }), ...profile };
+  return profile === null ? null : { id: profileIdOf({ key }), ...profile };
 }
 
 describe("profile convergence (property)", () => {

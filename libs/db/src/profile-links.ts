@@ -1,6 +1,7 @@
-import type { AliasEdge } from "@cm/domain";
+import { aliasGroup, canonicalKey, type AliasEdge } from "@cm/domain";
 import { PROFILE_LINKS_LOCK } from "./advisory-locks";
 import type { Db } from "./connect";
+import { findProfiles, type StoredProfile } from "./profiles";
 import type { RecordedErasure } from "./profile-erasures";
 
 /**
@@ -63,4 +64,16 @@ export async function linkedComponents(sql: Db, projectId: number, keys: readonl
                        FROM profile_erasures
                       WHERE project_id = ${projectId} AND key IN (SELECT key FROM component)), '[]') AS erasures`;
   return row as LinkedComponents;
+}
+
+/** The rows of one profile: those of every id linked with `key`, and the key it is known by. */
+export interface LinkedProfile {
+  key: string;
+  rows: StoredProfile[];
+}
+
+/** The profile `key` names, as the profile read shows it (libs/domain's visibleProfile of the rows). */
+export async function findLinkedProfile(sql: Db, projectId: number, key: string): Promise<LinkedProfile> {
+  const { links } = await linkedComponents(sql, projectId, [key]);
+  return { key: canonicalKey(links, key), rows: await findProfiles(sql, projectId, aliasGroup(links, key)) };
 }

@@ -1,7 +1,5 @@
-import { allTopicsOfProject, findProfiles, linkedComponents } from "@cm/db";
+import { allTopicsOfProject, findLinkedProfile } from "@cm/db";
 import {
-  aliasGroup,
-  canonicalKey,
   linkedState,
   profileIdOf,
   profileKeyForId,
@@ -21,16 +19,14 @@ import { NotFound } from "./errors";
 export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: number, ref: string): Promise<Profile> {
   // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
   if (unstorableText(ref) !== null) throw new NotFound("profile");
-  const key = profileKeyForId(ref);
-  const { links } = await linkedComponents(deps.sql, projectId, [key]);
-  const rows = await findProfiles(deps.sql, projectId, aliasGroup(links, key));
+  const { key, rows } = await findLinkedProfile(deps.sql, projectId, profileKeyForId(ref));
   const state = linkedState(rows.map((row) => row.state));
   const profile = visibleProfile(state);
   if (profile === null) throw new NotFound("profile");
   const topics = await allTopicsOfProject(deps.sql, projectId);
   const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
   return {
-    id: profileIdOf({ key: canonicalKey(links, key) }),
+    id: profileIdOf({ key }),
     email: profile.email,
     phone_number: profile.phoneNumber,
     channels: profile.channels,
