@@ -17,6 +17,7 @@ import {
   createBenchDatabase,
   ctl,
   drainOnce,
+  median,
   repeat,
   ROOT,
   RUNS,
@@ -48,14 +49,25 @@ function processCounts(name) {
 const WORKERS = processCounts("workers");
 const GATEWAYS = processCounts("gateways");
 
+/** Postgres's WAL written so far: bytes, records and full-page images (pg_stat_wal, server-wide). */
+async function walTotals(sql) {
+  const [row] = await sql`
+    SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8 AS bytes,
+           wal_records::float8 AS records, wal_fpi::float8 AS fpi
+      FROM pg_stat_wal`;
+  return row;
+}
+
 /**
  * Polls pg_stat_activity on its own connection until stopped, counting the database's active
- * backends (other than itself) by wait event; "CPU" is an active backend waiting on nothing.
+ * backends (other than itself) by wait event ("CPU" is an active backend waiting on nothing),
+ * and the WAL written meanwhile (server-wide: nothing else runs on a benchmark's server).
  */
-function sampleWaits(databaseUrl) {
+function watchPostgres(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const counts = {};
   let samples = 0;
+  const walAtStart = walTotals(sql);
   let running = true;
   const done = (async () => {
     while (running) {
@@ -76,8 +88,10 @@ function sampleWaits(databaseUrl) {
     async stop() {
       running = false;
       await done;
+      const [before, after] = [await walAtStart, await walTotals(sql)];
       await sql.end();
-      return { samples, counts };
+      const wal = Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
+      return { samples, counts, wal };
     },
   };
 }
@@ -91,7 +105,7 @@ async function drainCurve(databaseUrl) {
     const result = await repeat(`drain, ${n} worker(s)`, async () =>
       drainOnce(databaseUrl, await project(), DRAIN_EVENTS, EVENTS_PER_JOB, {
         workers: n,
-        watch: () => sampleWaits(databaseUrl),
+        watch: () => watchPostgres(databaseUrl),
       }),
     );
     points.push({ processes: n, rate: result.median.eventsPerSec, ...result });
@@ -137,7 +151,7 @@ async function intakePoint(gateways, databaseUrl, authToken) {
     for (let i = 0; i < gateways; i += 1) running.push(await startGateway({ databaseUrl, queuePrefix, extra }));
     const result = await repeat(`intake, ${gateways} gateway(s)`, async () => {
       const load = await readyLoadProcesses(running.map((g) => `${g.url}${path}`));
-      const sampler = sampleWaits(databaseUrl);
+      const sampler = watchPostgres(databaseUrl);
       const runs = await load.go();
       const watched = await sampler.stop();
       await clearQueue(queuePrefix);
@@ -165,8 +179,9 @@ async function intakeCurve(databaseUrl, authToken) {
 }
 
 /**
- * Adds to each point its efficiency, rate ÷ (n × the 1-process rate), and Postgres's average
- * active backends over all its runs' samples: in all, and per wait event, the top 5.
+ * Adds to each point its efficiency, rate ÷ (n × the 1-process rate), Postgres's average active
+ * backends over all its runs' samples (in all, and per wait event, the top 5), and for a drain the
+ * median WAL written per identify applied.
  */
 function withEfficiencyAndWaits(points) {
   return points.map((point) => {
@@ -179,8 +194,12 @@ function withEfficiencyAndWaits(points) {
     const waits = Object.entries(counts)
       .map(([event, n]) => ({ event, activeBackends: n / samples }))
       .sort((a, b) => b.activeBackends - a.activeBackends);
+    // Drains only: the intake writes no WAL of its own.
+    const perIdentify = (key) =>
+      point.runs[0].events === undefined ? undefined : median(point.runs.map((r) => r.watched.wal[key] / r.events));
     return {
       ...point,
+      walPerIdentify: { bytes: perIdentify("bytes"), records: perIdentify("records"), fpi: perIdentify("fpi") },
       efficiency: point.rate / (point.processes * points[0].rate),
       activeBackends: waits.reduce((total, wait) => total + wait.activeBackends, 0),
       topWaits: waits.slice(0, 5),
@@ -200,23 +219,24 @@ function markdownTable(workers, gateways) {
       : `${fmt(point.activeBackends, 1)}: ${point.topWaits.map((w) => `${w.event} ${fmt(w.activeBackends, 1)}`).join(", ")}`;
   const workerRows = workers.map(
     (p) =>
-      `| ${plural(p.processes, "worker")} | ${fmt(p.rate)} identifies applied | ${percent(p.efficiency)} | — | ${waits(p)} |`,
+      `| ${plural(p.processes, "worker")} | ${fmt(p.rate)} identifies applied | ${percent(p.efficiency)} | — | ${fmt(p.walPerIdentify.bytes)} B (${fmt(p.walPerIdentify.records, 1)} records, ${fmt(p.walPerIdentify.fpi, 2)} full pages) | ${waits(p)} |`,
   );
   const gatewayRows = gateways.map(
     (p) =>
-      `| ${plural(p.processes, "gateway")} | ${fmt(p.rate)} accepted identifies (non-2xx ${p.median.non2xx}, errors ${p.median.errors}) | ${percent(p.efficiency)} | ${p.median.p99} ms | ${waits(p)} |`,
+      `| ${plural(p.processes, "gateway")} | ${fmt(p.rate)} accepted identifies (non-2xx ${p.median.non2xx}, errors ${p.median.errors}) | ${percent(p.efficiency)} | ${p.median.p99} ms | — | ${waits(p)} |`,
   );
   return `
 ### Scaling on one ${cpus().length}-core machine (medians of ${RUNS} runs)
 
-| Processes | Per second | Efficiency | p99 | Postgres: active backends (top wait events) |
-|---|---|---|---|---|
+| Processes | Per second | Efficiency | p99 | WAL per identify | Postgres: active backends (top wait events) |
+|---|---|---|---|---|---|
 ${[...workerRows, ...gatewayRows].join("\n")}
 
 Workers drain ${fmt(DRAIN_EVENTS)} queued identifies in jobs of ${EVENTS_PER_JOB}; gateways take ${DURATION_S} s of
 identifies, each from its own load-generator process with ${CONNECTIONS_PER_GATEWAY} connections. Efficiency is
 rate ÷ (n × the 1-process rate). Postgres's backends are sampled every ${SAMPLE_EVERY_MS} ms (average active
-backends; CPU: waiting on nothing). Postgres, Redis, the load generators and the processes share the
+backends; CPU: waiting on nothing); WAL per identify is what the server wrote during a drain ÷ its
+identifies (median of the runs). Postgres, Redis, the load generators and the processes share the
 machine's cores: once they want more than it has, a point measures the machine. Chart: \`bench/results/scale.svg\`.
 `;
 }
