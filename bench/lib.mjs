@@ -203,6 +203,35 @@ export function writeResults(name, data, markdown) {
   console.log(markdown);
 }
 
+// ---- profiles layouts, shared by write-cost.mjs and scale.mjs
+
+export const PROFILE_PARTITIONS = 16;
+
+/**
+ * DDL for a table `name` with the columns, defaults and keys of `template` (a profiles table as
+ * the migrations made it) and its fillfactor, either as one table or split into 16 hash
+ * partitions of (project_id, key): a layout measured as a candidate (docs/scaling.md), which no
+ * migration makes.
+ */
+export function profilesTableDdl(name, template, { partitioned }) {
+  if (!partitioned) return `CREATE TABLE ${name} (LIKE ${template} INCLUDING ALL) WITH (fillfactor = 50);`;
+  const partitions = Array.from(
+    { length: PROFILE_PARTITIONS },
+    (_, r) =>
+      `CREATE TABLE ${name}_${r} PARTITION OF ${name} FOR VALUES WITH (MODULUS ${PROFILE_PARTITIONS}, REMAINDER ${r}) WITH (fillfactor = 50);`,
+  );
+  return `CREATE TABLE ${name} (LIKE ${template} INCLUDING ALL) PARTITION BY HASH (project_id, key);\n${partitions.join("\n")}`;
+}
+
+/** Replaces a benchmark database's (empty) profiles table with the partitioned candidate. */
+export async function partitionProfiles(databaseUrl) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`ALTER TABLE profiles RENAME TO profiles_template;
+                    ${profilesTableDdl("profiles", "profiles_template", { partitioned: true })}
+                    DROP TABLE profiles_template;`);
+  await sql.end();
+}
+
 // ---- identify load and drain, shared by identify.mjs and scale.mjs
 
 function identifyFields(n) {
@@ -255,7 +284,7 @@ export async function clearQueue(prefix) {
 }
 
 /** One queued identify; every profile gets two updates over a drain, as a half-new, half-update mix. */
-function identifyEvent(projectId, n, totalEvents) {
+export function identifyEvent(projectId, n, totalEvents) {
   const id = `user-${n % Math.floor(totalEvents / 2)}`;
   return {
     projectId,

@@ -2,7 +2,8 @@
 // with n gateway processes, for each n asked for, with the efficiency of each point against the
 // 1-process rate of the same run and Postgres's top wait events while it was measured.
 // Usage: npm run build && node bench/scale.mjs [--workers 1,2,4,8,12] [--gateways 1,2,4,6]
-//   (or BENCH_WORKERS / BENCH_GATEWAYS; BENCH_RUNS, BENCH_DURATION, BENCH_DRAIN_EVENTS as elsewhere)
+//   (or BENCH_WORKERS / BENCH_GATEWAYS; BENCH_RUNS, BENCH_DURATION, BENCH_DRAIN_EVENTS as elsewhere;
+//   BENCH_PROFILES=partitioned measures the candidate layout of docs/scaling.md instead)
 // Writes bench/results/scale.json (every run), scale.md (the table) and scale.svg (the chart).
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -18,6 +19,8 @@ import {
   ctl,
   drainOnce,
   median,
+  partitionProfiles,
+  PROFILE_PARTITIONS,
   repeat,
   ROOT,
   RUNS,
@@ -32,6 +35,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 10);
 const DRAIN_EVENTS = Number(process.env.BENCH_DRAIN_EVENTS ?? 200_000);
 const EVENTS_PER_JOB = 500;
 const SAMPLE_EVERY_MS = 50;
+const PARTITIONED = process.env.BENCH_PROFILES === "partitioned";
 
 const { values: flags } = parseArgs({ options: { workers: { type: "string" }, gateways: { type: "string" } } });
 
@@ -226,7 +230,7 @@ function markdownTable(workers, gateways) {
       `| ${plural(p.processes, "gateway")} | ${fmt(p.rate)} accepted identifies (non-2xx ${p.median.non2xx}, errors ${p.median.errors}) | ${percent(p.efficiency)} | ${p.median.p99} ms | — | ${waits(p)} |`,
   );
   return `
-### Scaling on one ${cpus().length}-core machine (medians of ${RUNS} runs)
+### Scaling on one ${cpus().length}-core machine (medians of ${RUNS} runs${PARTITIONED ? `; profiles in ${PROFILE_PARTITIONS} hash partitions` : ""})
 
 | Processes | Per second | Efficiency | p99 | WAL per identify | Postgres: active backends (top wait events) |
 |---|---|---|---|---|---|
@@ -285,6 +289,7 @@ ${body.join("\n")}
 async function main() {
   const db = await createBenchDatabase("scale");
   try {
+    if (PARTITIONED) await partitionProfiles(db.url);
     const { auth_token: authToken } = ctl(db.url, ["project", "create", "--name", "bench"]);
     const workers = withEfficiencyAndWaits(await drainCurve(db.url));
     const gateways = withEfficiencyAndWaits(await intakeCurve(db.url, authToken));
@@ -295,6 +300,7 @@ async function main() {
       durationS: DURATION_S,
       connectionsPerGateway: CONNECTIONS_PER_GATEWAY,
       sampleEveryMs: SAMPLE_EVERY_MS,
+      profilesLayout: PARTITIONED ? `${PROFILE_PARTITIONS} hash partitions` : "one table",
     };
     writeResults("scale", { settings, workers, gateways }, markdownTable(workers, gateways));
     const chart = svgChart([
