@@ -203,7 +203,16 @@ export function writeResults(name, data, markdown) {
   console.log(markdown);
 }
 
-// ---- profiles layouts, shared by write-cost.mjs and scale.mjs
+// ---- profiles layouts and their WAL, shared by write-cost.mjs and scale.mjs
+
+/**
+ * Bytes of WAL Postgres has inserted so far, server-wide: exact at once (pg_stat_wal's record
+ * and full-page counts reach it only when each backend next reports, up to seconds later).
+ */
+export async function walBytes(sql) {
+  const [{ bytes }] = await sql`SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8 AS bytes`;
+  return bytes;
+}
 
 export const PROFILE_PARTITIONS = 16;
 

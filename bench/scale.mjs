@@ -26,6 +26,7 @@ import {
   RUNS,
   startGateway,
   uniqueName,
+  walBytes,
   writeResults,
 } from "./lib.mjs";
 
@@ -53,15 +54,6 @@ function processCounts(name) {
 const WORKERS = processCounts("workers");
 const GATEWAYS = processCounts("gateways");
 
-/** Postgres's WAL written so far: bytes, records and full-page images (pg_stat_wal, server-wide). */
-async function walTotals(sql) {
-  const [row] = await sql`
-    SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8 AS bytes,
-           wal_records::float8 AS records, wal_fpi::float8 AS fpi
-      FROM pg_stat_wal`;
-  return row;
-}
-
 /**
  * Polls pg_stat_activity on its own connection until stopped, counting the database's active
  * backends (other than itself) by wait event ("CPU" is an active backend waiting on nothing),
@@ -71,7 +63,7 @@ function watchPostgres(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const counts = {};
   let samples = 0;
-  const walAtStart = walTotals(sql);
+  const walAtStart = walBytes(sql);
   let running = true;
   const done = (async () => {
     while (running) {
@@ -92,10 +84,9 @@ function watchPostgres(databaseUrl) {
     async stop() {
       running = false;
       await done;
-      const [before, after] = [await walAtStart, await walTotals(sql)];
+      const walWritten = (await walBytes(sql)) - (await walAtStart);
       await sql.end();
-      const wal = Object.fromEntries(Object.keys(after).map((key) => [key, after[key] - before[key]]));
-      return { samples, counts, wal };
+      return { samples, counts, walBytes: walWritten };
     },
   };
 }
@@ -199,11 +190,11 @@ function withEfficiencyAndWaits(points) {
       .map(([event, n]) => ({ event, activeBackends: n / samples }))
       .sort((a, b) => b.activeBackends - a.activeBackends);
     // Drains only: the intake writes no WAL of its own.
-    const perIdentify = (key) =>
-      point.runs[0].events === undefined ? undefined : median(point.runs.map((r) => r.watched.wal[key] / r.events));
+    const walPerIdentify =
+      point.runs[0].events === undefined ? undefined : median(point.runs.map((r) => r.watched.walBytes / r.events));
     return {
       ...point,
-      walPerIdentify: { bytes: perIdentify("bytes"), records: perIdentify("records"), fpi: perIdentify("fpi") },
+      walPerIdentify,
       efficiency: point.rate / (point.processes * points[0].rate),
       activeBackends: waits.reduce((total, wait) => total + wait.activeBackends, 0),
       topWaits: waits.slice(0, 5),
@@ -223,7 +214,7 @@ function markdownTable(workers, gateways) {
       : `${fmt(point.activeBackends, 1)}: ${point.topWaits.map((w) => `${w.event} ${fmt(w.activeBackends, 1)}`).join(", ")}`;
   const workerRows = workers.map(
     (p) =>
-      `| ${plural(p.processes, "worker")} | ${fmt(p.rate)} identifies applied | ${percent(p.efficiency)} | — | ${fmt(p.walPerIdentify.bytes)} B (${fmt(p.walPerIdentify.records, 1)} records, ${fmt(p.walPerIdentify.fpi, 2)} full pages) | ${waits(p)} |`,
+      `| ${plural(p.processes, "worker")} | ${fmt(p.rate)} identifies applied | ${percent(p.efficiency)} | — | ${fmt(p.walPerIdentify)} B | ${waits(p)} |`,
   );
   const gatewayRows = gateways.map(
     (p) =>
@@ -239,8 +230,8 @@ ${[...workerRows, ...gatewayRows].join("\n")}
 Workers drain ${fmt(DRAIN_EVENTS)} queued identifies in jobs of ${EVENTS_PER_JOB}; gateways take ${DURATION_S} s of
 identifies, each from its own load-generator process with ${CONNECTIONS_PER_GATEWAY} connections. Efficiency is
 rate ÷ (n × the 1-process rate). Postgres's backends are sampled every ${SAMPLE_EVERY_MS} ms (average active
-backends; CPU: waiting on nothing); WAL per identify is what the server wrote during a drain ÷ its
-identifies (median of the runs). Postgres, Redis, the load generators and the processes share the
+backends; CPU: waiting on nothing); WAL per identify is the bytes the server wrote during a drain ÷
+its identifies (median of the runs). Postgres, Redis, the load generators and the processes share the
 machine's cores: once they want more than it has, a point measures the machine. Chart: \`bench/results/scale.svg\`.
 `;
 }

@@ -9,7 +9,16 @@ import { readFileSync } from "node:fs";
 import postgres from "postgres";
 import { applyProfileWrites } from "@cm/db";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
-import { createBenchDatabase, identifyEvent, median, profilesTableDdl, repeat, RUNS, writeResults } from "./lib.mjs";
+import {
+  createBenchDatabase,
+  identifyEvent,
+  median,
+  profilesTableDdl,
+  repeat,
+  RUNS,
+  walBytes,
+  writeResults,
+} from "./lib.mjs";
 
 const BATCHES = Number(process.env.BENCH_WRITE_BATCHES ?? 100);
 const PER_BATCH = 500;
@@ -22,11 +31,6 @@ const LAYOUTS = {
 function backendCpuSeconds(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-async function walBytes(sql) {
-  const [{ bytes }] = await sql`SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::float8 AS bytes`;
-  return bytes;
 }
 
 /** One run: every layout in a fresh schema, the same batches applied to each in turn. */
