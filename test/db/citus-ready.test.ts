@@ -99,8 +99,7 @@ function violations(schema: Table[]): string[] {
           found.push(`reference table ${table.name} references ${foreignKey.references}`);
   }
   for (const name of placed)
-    if (!COORDINATOR_ONLY.includes(name) && !schema.some((table) => table.name === name))
-      found.push(`${name} is listed but does not exist`);
+    if (!schema.some((table) => table.name === name)) found.push(`${name} is listed but does not exist`);
   return found;
 }
 
