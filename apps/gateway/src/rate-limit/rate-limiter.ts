@@ -105,7 +105,9 @@ export class RateLimiter {
       waiting.pending ??= this.lease(projectId, waiting).finally(() => {
         waiting.pending = null;
       });
-      return waiting.pending.then(() => this.spend(waiting));
+      // Again, not spend: requests that waited together for one lease may outnumber it, and
+      // those it did not cover lease again while the shared bucket has tokens.
+      return waiting.pending.then(() => this.take(projectId));
     }
     return this.spend(allowance);
   }
