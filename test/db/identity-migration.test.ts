@@ -1,22 +1,13 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, findProfile, migrate, migrationNames } from "@cm/db";
+import { createProject, findProfile, migrate } from "@cm/db";
 import { mergeStates, profileKeyForId, stateFromOperation, type IdentifyEvent, type ProfileState } from "@cm/domain";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabaseBefore, type TestDatabase } from "../support/database";
 
-const MIGRATIONS = resolve(import.meta.dirname, "../../libs/db/migrations");
 const IDENTITY_MIGRATION = "007_one_identity_space.sql";
 
 let db: TestDatabase;
 beforeAll(async () => {
-  db = await createTestDatabase("identity_migration", { migrated: false });
-  // The schema as it stood before migration 007, recorded as applied, as a deployment has it.
-  await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
-  for (const name of (await migrationNames()).filter((n) => n < IDENTITY_MIGRATION)) {
-    await db.sql.unsafe(await readFile(resolve(MIGRATIONS, name), "utf8"));
-    await db.sql`INSERT INTO schema_migrations (name) VALUES (${name})`;
-  }
+  db = await createTestDatabaseBefore("identity_migration", IDENTITY_MIGRATION);
 });
 afterAll(() => db.drop());
 

@@ -1,5 +1,3 @@
-import { readFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyProfileWrites, createProject, findProfile, migrate, migrationNames } from "@cm/db";
 import {
@@ -11,20 +9,13 @@ import {
   type ProfileState,
   type StateOperation,
 } from "@cm/domain";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabaseBefore, type TestDatabase } from "../support/database";
 
-const MIGRATIONS = resolve(import.meta.dirname, "../../libs/db/migrations");
 const LIFECYCLE_MIGRATION = "008_profile_lifecycle.sql";
 
 let db: TestDatabase;
 beforeAll(async () => {
-  db = await createTestDatabase("lifecycle_migration", { migrated: false });
-  // The schema as it stood before migration 008, recorded as applied, as a deployment has it.
-  await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
-  for (const name of (await migrationNames()).filter((n) => n < LIFECYCLE_MIGRATION)) {
-    await db.sql.unsafe(await readFile(resolve(MIGRATIONS, name), "utf8"));
-    await db.sql`INSERT INTO schema_migrations (name) VALUES (${name})`;
-  }
+  db = await createTestDatabaseBefore("lifecycle_migration", LIFECYCLE_MIGRATION);
 });
 afterAll(() => db.drop());
 
@@ -81,7 +72,7 @@ describe("migration 008: the profile lifecycle", () => {
     ] as const;
     for (const [event] of letters) await deadLetterBefore008(project, event);
 
-    expect(await migrate(db.sql)).toEqual([LIFECYCLE_MIGRATION]);
+    expect(await migrate(db.sql)).toEqual((await migrationNames()).filter((name) => name >= LIFECYCLE_MIGRATION));
 
     for (const [key, stored] of Object.entries(profiles)) {
       const row = await findProfile(db.sql, project, key);

@@ -1,4 +1,6 @@
-import { connect, migrate, type Sql } from "@cm/db";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { connect, migrate, migrationNames, type Sql } from "@cm/db";
 import { ADMIN_DATABASE_URL, uniqueName } from "./env";
 
 export interface TestDatabase {
@@ -27,4 +29,20 @@ export async function createTestDatabase(label: string, { migrated = true } = {}
       await cleanup.end();
     },
   };
+}
+
+const MIGRATIONS = resolve(import.meta.dirname, "../../libs/db/migrations");
+
+/**
+ * A database holding the schema as it stood before `migration`, each earlier one recorded as
+ * applied, as a deployment that has not taken `migration` yet has it.
+ */
+export async function createTestDatabaseBefore(label: string, migration: string): Promise<TestDatabase> {
+  const db = await createTestDatabase(label, { migrated: false });
+  await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+  for (const name of (await migrationNames()).filter((n) => n < migration)) {
+    await db.sql.unsafe(await readFile(resolve(MIGRATIONS, name), "utf8"));
+    await db.sql`INSERT INTO schema_migrations (name) VALUES (${name})`;
+  }
+  return db;
 }

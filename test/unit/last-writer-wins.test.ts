@@ -1,6 +1,15 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mergeStates, stateFromOperation, visibleProfile, type IdentifyEvent, type ProfileState } from "@cm/domain";
+import {
+  emptyState,
+  erasureState,
+  mergeStates,
+  stampBounds,
+  stateFromOperation,
+  visibleProfile,
+  type IdentifyEvent,
+  type ProfileState,
+} from "@cm/domain";
 
 const base = { projectId: 1, key: "i:u", id: "u" };
 const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({
@@ -84,6 +93,44 @@ describe("last-writer-wins per field", () => {
         expect(mergeStates(a, b)).toEqual(mergeStates(b, a));
         expect(mergeStates(mergeStates(a, b), c)).toEqual(mergeStates(a, mergeStates(b, c)));
         expect(mergeStates(a, a)).toEqual(a);
+      }),
+    );
+  });
+});
+
+describe("stamp bounds", () => {
+  it("span every stamp of a state, erasure and creation included, and are null without one", () => {
+    expect(stampBounds(emptyState())).toBeNull();
+    expect(stampBounds(at(5, { updateOnly: true }))).toBeNull();
+    const state = mergeStates(
+      mergeStates(stateFromOperation(at(7, { data: { a: 1 } })), stateFromOperation(at(9, { email: "a@x.co" }))),
+      erasureState(3),
+    );
+    expect(stampBounds(state)).toEqual({ oldest: 3, newest: 9 });
+    expect(stampBounds(erasureState(4))).toEqual({ oldest: 4, newest: 4 });
+  });
+
+  it("make a write whose every stamp is newer than the row's, and that erases nothing, the write laid over the row", () => {
+    const event = fc
+      .record({
+        t: fc.integer({ min: 1, max: 6 }),
+        updateOnly: fc.boolean(),
+        email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
+        data: fc.dictionary(fc.constantFrom("k1", "k2", "k3"), fc.constantFrom(null, 1, "v")),
+      })
+      .map(({ t, updateOnly, email, data }) =>
+        stateFromOperation(at(t, { updateOnly, data, ...(email ? { email } : {}) })),
+      );
+    const row = fc.tuple(fc.array(event, { minLength: 1, maxLength: 3 }), fc.option(fc.integer({ min: 1, max: 6 })));
+    fc.assert(
+      fc.property(row, fc.array(event, { minLength: 1, maxLength: 3 }), ([parts, erasedAt], writeParts) => {
+        const stored = [...parts, ...(erasedAt === null ? [] : [erasureState(erasedAt)])].reduce(mergeStates);
+        const write = writeParts.reduce(mergeStates);
+        const [rowBounds, writeBounds] = [stampBounds(stored), stampBounds(write)];
+        fc.pre(rowBounds !== null && writeBounds !== null && writeBounds.oldest > rowBounds.newest);
+        const merged = mergeStates(stored, write);
+        expect(merged.data).toEqual({ ...stored.data, ...write.data });
+        expect(merged.email).toEqual(write.email ?? stored.email);
       }),
     );
   });

@@ -1,4 +1,4 @@
-import type { ProfileState } from "@cm/domain";
+import { stampBounds, type ProfileState } from "@cm/domain";
 import type { Db } from "./connect";
 
 export interface ProfileWrite {
@@ -15,17 +15,30 @@ export interface ApplyResult {
 }
 
 /**
+ * Whether every stamp of the incoming write is newer than every stamp of the row, and the write
+ * erases nothing: then each of its values wins, and the merge is the write laid over the row
+ * (libs/domain stampBounds). The row's newest_t is trusted only while newest_t_at is its
+ * updated_at (migration 009 says why).
+ */
+function freshWrite(sql: Db) {
+  return sql`(excluded.deleted_t IS NULL AND p.newest_t_at = p.updated_at
+              AND excluded.write_oldest_t > coalesce(p.newest_t, -1))`;
+}
+
+/**
  * The merge of a map of stamped values: the newer entry of each key, without those the row's
  * resulting erasure removes (see applyProfileWrites). Written into the statement rather than
  * made a SQL function: Postgres cannot inline a function holding a subquery, and calling one per
  * row cost a third of the statement's time. A map the write leaves alone (most identifies carry
  * no tags or topic choices) is kept as it is without starting the subquery: that took a tenth of
- * the CPU of an update (docs/scaling.md).
+ * the CPU of an update. So is a write newer than the row (freshWrite): the merge was half of an
+ * update's cost (docs/scaling.md).
  */
 function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tags") {
   const map = sql(column);
   return sql`
     CASE WHEN excluded.${map} = '{}' AND excluded.deleted_t IS NULL THEN p.${map}
+         WHEN ${freshWrite(sql)} THEN p.${map} || excluded.${map}
          ELSE CASE WHEN excluded.deleted_t IS NULL THEN p.${map}
                    ELSE lww_kept_map(p.${map}, greatest(p.deleted_t, excluded.deleted_t)) END
               || coalesce((SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.${map}) AS i
@@ -42,21 +55,26 @@ function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tag
  * cannot deadlock.
  */
 export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult> {
-  const rows = writes.map((w) => ({
-    project_id: w.projectId,
-    key: w.key,
-    external_id: w.externalId,
-    created_t: w.state.createdT,
-    last_created_t: w.state.lastCreatedT,
-    deleted_t: w.state.deletedT,
-    email: w.state.email,
-    phone_number: w.state.phoneNumber,
-    data: w.state.data,
-    channels: w.state.channels,
-    topics: w.state.topics,
-    tags: w.state.tags,
-    unsubscribed: w.state.unsubscribed,
-  }));
+  const rows = writes.map((w) => {
+    const bounds = stampBounds(w.state);
+    return {
+      project_id: w.projectId,
+      key: w.key,
+      external_id: w.externalId,
+      created_t: w.state.createdT,
+      last_created_t: w.state.lastCreatedT,
+      deleted_t: w.state.deletedT,
+      email: w.state.email,
+      phone_number: w.state.phoneNumber,
+      data: w.state.data,
+      channels: w.state.channels,
+      topics: w.state.topics,
+      tags: w.state.tags,
+      unsubscribed: w.state.unsubscribed,
+      newest_t: bounds?.newest ?? null,
+      write_oldest_t: bounds?.oldest ?? null,
+    };
+  });
   // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
   // of ours and is ignored like any unknown topic, instead of failing the cast.
   //
@@ -69,7 +87,7 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   const [result] = await sql<ApplyResult[]>`
     WITH input AS (
       SELECT r.project_id, r.key, r.external_id, r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
-             r.data, r.channels, r.tags, r.unsubscribed,
+             r.data, r.channels, r.tags, r.unsubscribed, r.newest_t, r.write_oldest_t,
              CASE WHEN r.topics = '{}' THEN '{}'::jsonb
                   ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
                                    FROM jsonb_each(r.topics) AS c
@@ -82,12 +100,13 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                                                  WHERE t.id = c.key::bigint AND t.project_id = r.project_id)) END AS unknown_topics
         FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
           project_id integer, key text, external_id text, created_t bigint, last_created_t bigint, deleted_t bigint,
-          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb, tags jsonb, unsubscribed jsonb)
+          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb, tags jsonb, unsubscribed jsonb,
+          newest_t bigint, write_oldest_t bigint)
     ), upserted AS (
       INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
-                                 data, channels, topic_choices, tags, unsubscribed)
+                                 data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t)
       SELECT project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
-             data, channels, topic_choices, tags, unsubscribed
+             data, channels, topic_choices, tags, unsubscribed, newest_t, now(), write_oldest_t
         FROM input
        ORDER BY project_id, key
       ON CONFLICT (project_id, key) DO UPDATE SET
@@ -106,6 +125,13 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
         channels       = ${mergedMap(sql, "channels")},
         topic_choices  = ${mergedMap(sql, "topic_choices")},
         tags           = ${mergedMap(sql, "tags")},
+        newest_t       = greatest(CASE WHEN p.newest_t_at = p.updated_at THEN p.newest_t
+                                       ELSE lww_row_newest_t(p.created_t, p.last_created_t, p.deleted_t, p.email,
+                                                             p.phone_number, p.unsubscribed, p.data, p.channels,
+                                                             p.topic_choices, p.tags) END,
+                                  excluded.newest_t),
+        newest_t_at    = now(),
+        write_oldest_t = excluded.write_oldest_t,
         updated_at     = now()
       RETURNING 1
     )

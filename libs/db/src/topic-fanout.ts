@@ -83,7 +83,8 @@ interface ChunkOutcome {
  * visibleProfile); rows that are not profiles, yet or since an erasure (libs/domain
  * profileExists, a missing last_created_t read as profiles.ts reads it), are left alone. Rows
  * that already hold the default are not rewritten, which keeps a repeated chunk cheap and
- * updated_at honest.
+ * updated_at honest. A default is no stamped value: the row's newest_t stays true, and stays
+ * trusted (profiles.ts freshWrite).
  */
 async function applyDefaultToChunk(
   tx: Db,
@@ -100,7 +101,8 @@ async function applyDefaultToChunk(
       SELECT max(key) AS last_key, count(*)::integer AS scanned FROM chunk
     ), updated AS (
       UPDATE profiles AS p
-         SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = now()
+         SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = now(),
+             newest_t_at = CASE WHEN p.newest_t_at = p.updated_at THEN now() END
         FROM bounds
        WHERE p.project_id = ${chunk.projectId} AND p.key > ${chunk.afterKey} AND p.key <= bounds.last_key
          AND p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL)

@@ -128,6 +128,30 @@ export function mergeStates(a: ProfileState, b: ProfileState): ProfileState {
   });
 }
 
+/**
+ * The oldest and newest stamp a state holds (its values', createdT's, lastCreatedT's and
+ * deletedT's), or null when it holds none. When every stamp of a write is newer than every stamp
+ * of the row it is merged into, the merge is the write laid over the row (libs/db profiles.ts
+ * takes that shortcut).
+ */
+export function stampBounds(state: ProfileState): { oldest: number; newest: number } | null {
+  let oldest = Infinity;
+  let newest = -Infinity;
+  const see = (t: number | null) => {
+    if (t === null) return;
+    if (t < oldest) oldest = t;
+    if (t > newest) newest = t;
+  };
+  see(state.createdT);
+  see(state.lastCreatedT);
+  see(state.deletedT);
+  for (const register of [state.email, state.phoneNumber, state.unsubscribed]) see(register?.t ?? null);
+  for (const map of [state.data, state.channels, state.topics, state.tags]) {
+    for (const key in map) see((map[key] as Stamped<unknown>).t);
+  }
+  return newest === -Infinity ? null : { oldest, newest };
+}
+
 /** Whether the row is a profile: created, and created again since its last erasure. */
 export function profileExists(state: ProfileState): boolean {
   return state.createdT !== null && state.lastCreatedT !== null;
