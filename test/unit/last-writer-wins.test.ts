@@ -3,9 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   emptyState,
   erasureState,
+  isNewer,
   mergeStates,
+  stamp,
   stampBounds,
   stateFromOperation,
+  tieBreaker,
   visibleProfile,
   type IdentifyEvent,
   type ProfileState,
@@ -95,6 +98,22 @@ describe("last-writer-wins per field", () => {
         expect(mergeStates(a, a)).toEqual(a);
       }),
     );
+  });
+});
+
+describe("stamps", () => {
+  it("carry a tie-breaker only for values that are not their own, and break ties the same either way", () => {
+    for (const plain of [null, true, 0, -7, 2 ** 53 - 1, "", "pro", "ann@example.com", "x".repeat(62)]) {
+      expect(stamp(1, plain)).toEqual({ t: 1, v: plain });
+    }
+    for (const other of [1.5, 2 ** 53, 'a"b', "a\\b", "tab\t", "Zürich", "x".repeat(63), { a: 1 }, [1]]) {
+      expect(stamp(1, other)).toEqual({ t: 1, h: tieBreaker(other), v: other });
+    }
+    const tied = ["pro", "Zürich", 'a"b', 7, true, null].map((v) => stamp(1, v));
+    for (const a of tied) {
+      for (const b of tied) expect(isNewer(a, b)).toBe(tieBreaker(a.v) > tieBreaker(b.v));
+    }
+    expect(isNewer(stamp(2, "a"), stamp(1, "b"))).toBe(true);
   });
 });
 

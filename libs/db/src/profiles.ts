@@ -26,6 +26,19 @@ function freshWrite(sql: Db) {
 }
 
 /**
+ * The newer of a register's two stamped values, without it when the row's resulting erasure
+ * removes it. Postgres does not inline lww_kept around lww_newest (its argument is used twice and
+ * costs too much to repeat), and a call of a SQL function per row and register cost a fifth of
+ * an update: without an erasure, the common case, it is not called.
+ */
+function newestRegister(sql: Db, column: "email" | "phone_number" | "unsubscribed") {
+  const register = sql(column);
+  return sql`
+    CASE WHEN p.deleted_t IS NULL AND excluded.deleted_t IS NULL THEN lww_newest(p.${register}, excluded.${register})
+         ELSE lww_kept(lww_newest(p.${register}, excluded.${register}), greatest(p.deleted_t, excluded.deleted_t)) END`;
+}
+
+/**
  * The merge of a map of stamped values: the newer entry of each key, without those the row's
  * resulting erasure removes (see applyProfileWrites). Written into the statement rather than
  * made a SQL function: Postgres cannot inline a function holding a subquery, and calling one per
@@ -116,11 +129,9 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
         last_created_t = lww_kept_t(greatest(p.last_created_t, excluded.last_created_t,
                                              CASE WHEN p.deleted_t IS NULL THEN p.created_t END),
                                     greatest(p.deleted_t, excluded.deleted_t)),
-        email          = lww_kept(lww_newest(p.email, excluded.email), greatest(p.deleted_t, excluded.deleted_t)),
-        phone_number   = lww_kept(lww_newest(p.phone_number, excluded.phone_number),
-                                  greatest(p.deleted_t, excluded.deleted_t)),
-        unsubscribed   = lww_kept(lww_newest(p.unsubscribed, excluded.unsubscribed),
-                                  greatest(p.deleted_t, excluded.deleted_t)),
+        email          = ${newestRegister(sql, "email")},
+        phone_number   = ${newestRegister(sql, "phone_number")},
+        unsubscribed   = ${newestRegister(sql, "unsubscribed")},
         data           = ${mergedMap(sql, "data")},
         channels       = ${mergedMap(sql, "channels")},
         topic_choices  = ${mergedMap(sql, "topic_choices")},

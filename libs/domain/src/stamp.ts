@@ -3,12 +3,13 @@ import { canonicalJson } from "./json";
 
 /**
  * A value with the time of the update that wrote it. `t` is milliseconds since the epoch
- * (extras.created_at, or receive time); `h` breaks ties between different values written at
- * the same `t`, so the winner never depends on the order updates are applied in.
+ * (extras.created_at, or receive time); the value's tie-breaker breaks ties between different
+ * values written at the same `t`, so the winner never depends on the order updates are applied
+ * in. `h` holds it, unless the value is its own (breaksOwnTies).
  */
 export interface Stamped<V> {
   t: number;
-  h: string;
+  h?: string;
   v: V;
 }
 
@@ -28,13 +29,31 @@ export function tieBreaker(value: unknown): string {
     : text;
 }
 
+/** Printable ASCII but `"` and `\`, short: JSON writes such a string as it is, in quotes. */
+const PLAIN_SHORT_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]{0,62}$/;
+
+/**
+ * Whether the value's tie-breaker is the text Postgres writes for it as jsonb, `(s -> 'v')::text`
+ * (migration 010's lww_is_newer): null, a boolean, a safe integer, or a short plain string. Such
+ * values, most of what identifies carry, are stamped without `h`: storing it too made every
+ * row, its JSON and its WAL carry them twice.
+ */
+function breaksOwnTies(v: unknown): boolean {
+  return (
+    v === null ||
+    typeof v === "boolean" ||
+    (typeof v === "number" && Number.isSafeInteger(v)) ||
+    (typeof v === "string" && PLAIN_SHORT_TEXT.test(v))
+  );
+}
+
 export function stamp<V>(t: number, v: V): Stamped<V> {
-  return { t, h: tieBreaker(v), v };
+  return breaksOwnTies(v) ? { t, v } : { t, h: tieBreaker(v), v };
 }
 
 /** True when `a` was written after `b`: later time wins, then the larger tie-breaker. */
 export function isNewer(a: Stamped<unknown>, b: Stamped<unknown>): boolean {
-  return a.t !== b.t ? a.t > b.t : a.h > b.h;
+  return a.t !== b.t ? a.t > b.t : (a.h ?? tieBreaker(a.v)) > (b.h ?? tieBreaker(b.v));
 }
 
 export function newest<V>(a: Stamped<V> | null, b: Stamped<V> | null): Stamped<V> | null {
