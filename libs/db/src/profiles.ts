@@ -69,25 +69,28 @@ function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tag
  * cannot deadlock.
  */
 export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult> {
+  // One JSON array per profile, read by position below: Postgres takes an array's element by
+  // position for less than an object's field by name (jsonb_to_recordset), and the document is a
+  // quarter shorter to write and to read; it cost a fifth of the statement (docs/scaling.md).
   const rows = writes.map((w) => {
     const bounds = stampBounds(w.state);
-    return {
-      project_id: w.projectId,
-      key: w.key,
-      external_id: w.externalId,
-      created_t: w.state.createdT,
-      last_created_t: w.state.lastCreatedT,
-      deleted_t: w.state.deletedT,
-      email: w.state.email,
-      phone_number: w.state.phoneNumber,
-      data: w.state.data,
-      channels: w.state.channels,
-      topics: w.state.topics,
-      tags: w.state.tags,
-      unsubscribed: w.state.unsubscribed,
-      newest_t: bounds?.newest ?? null,
-      write_oldest_t: bounds?.oldest ?? null,
-    };
+    return [
+      w.projectId,
+      w.key,
+      w.externalId,
+      w.state.createdT,
+      w.state.lastCreatedT,
+      w.state.deletedT,
+      w.state.email,
+      w.state.phoneNumber,
+      w.state.data,
+      w.state.channels,
+      w.state.topics,
+      w.state.tags,
+      w.state.unsubscribed,
+      bounds?.newest ?? null,
+      bounds?.oldest ?? null,
+    ];
   });
   // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
   // of ours and is ignored like any unknown topic, instead of failing the cast.
@@ -112,10 +115,22 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                                FROM jsonb_each(r.topics) AS c
                               WHERE NOT EXISTS (SELECT 1 FROM topics AS t
                                                  WHERE t.id = c.key::bigint AND t.project_id = r.project_id)) END AS unknown_topics
-        FROM jsonb_to_recordset(${sql.json(rows as never)}) AS r (
-          project_id integer, key text, external_id text, created_t bigint, last_created_t bigint, deleted_t bigint,
-          email jsonb, phone_number jsonb, data jsonb, channels jsonb, topics jsonb, tags jsonb, unsubscribed jsonb,
-          newest_t bigint, write_oldest_t bigint)
+        FROM (SELECT (e ->> 0)::integer AS project_id,
+                     e ->> 1 AS key,
+                     e ->> 2 AS external_id,
+                     (e ->> 3)::bigint AS created_t,
+                     (e ->> 4)::bigint AS last_created_t,
+                     (e ->> 5)::bigint AS deleted_t,
+                     nullif(e -> 6, 'null') AS email,
+                     nullif(e -> 7, 'null') AS phone_number,
+                     e -> 8 AS data,
+                     e -> 9 AS channels,
+                     e -> 10 AS topics,
+                     e -> 11 AS tags,
+                     nullif(e -> 12, 'null') AS unsubscribed,
+                     (e ->> 13)::bigint AS newest_t,
+                     (e ->> 14)::bigint AS write_oldest_t
+                FROM jsonb_array_elements(${sql.json(rows as never)}) AS e) AS r
     ), upserted AS (
       INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
                                  data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t)
