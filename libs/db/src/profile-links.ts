@@ -4,38 +4,29 @@ import type { Db } from "./connect";
 import { findProfiles, type StoredProfile } from "./profiles";
 import type { RecordedErasure } from "./profile-erasures";
 
-/**
- * Records a job's reidentify links and delete erasures (a redelivered link is kept once, a
- * key's latest erasure wins), then waits for the project's PROFILE_LINKS_LOCK, held until the
- * transaction ends: one statement, as these are on every job that carries a delete. Reading
- * what others recorded after the lock, not before writing, is what the lock must order.
- */
-export async function recordLinkOperations(
-  tx: Db,
-  projectId: number,
-  links: readonly AliasEdge[],
-  erasures: readonly RecordedErasure[],
-): Promise<void> {
-  await tx`
-    WITH new_links AS (
-      INSERT INTO profile_links (project_id, from_key, to_key, t)
-      SELECT ${projectId}, l."from", l."to", l.t
-        FROM jsonb_to_recordset(${tx.json(links as never)}) AS l ("from" text, "to" text, t bigint)
-      ON CONFLICT DO NOTHING
-    ), new_erasures AS (
-      INSERT INTO profile_erasures AS e (project_id, key, t)
-      SELECT ${projectId}, x.key, max(x.t)
-        FROM jsonb_to_recordset(${tx.json(erasures as never)}) AS x (key text, t bigint)
-       GROUP BY x.key
-      ON CONFLICT (project_id, key) DO UPDATE SET t = greatest(e.t, excluded.t)
-    )
-    SELECT pg_advisory_xact_lock(${PROFILE_LINKS_LOCK}::integer, ${projectId}::integer)`;
-}
-
-/** The ids linked with any of some keys, and what was recorded of them. */
+/** The ids linked with some keys: every link between them, and what was recorded of them. */
 export interface LinkedComponents {
   links: AliasEdge[];
   erasures: RecordedErasure[];
+}
+
+/**
+ * Records a job's reidentify links and delete erasures of one project, then, holding the
+ * project's PROFILE_LINKS_LOCK, reads the components of `keys`: one statement, in a transaction
+ * of its own (migration 011 record_link_operations says why). Jobs doing the same take turns, and
+ * each reads what those before it recorded, so an erasure reaches every id linked before it.
+ */
+export async function recordLinkOperations(
+  sql: Db,
+  projectId: number,
+  links: readonly AliasEdge[],
+  erasures: readonly RecordedErasure[],
+  keys: readonly string[],
+): Promise<LinkedComponents> {
+  const [row] = await sql<{ components: LinkedComponents }[]>`
+    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${sql.json(links as never)},
+                                  ${sql.json(erasures as never)}, ${keys as string[]}::text[]) AS components`;
+  return (row as { components: LinkedComponents }).components;
 }
 
 /**
@@ -44,26 +35,9 @@ export interface LinkedComponents {
  * none for ids never reidentified), and the recorded erasures of those ids.
  */
 export async function linkedComponents(sql: Db, projectId: number, keys: readonly string[]): Promise<LinkedComponents> {
-  const [row] = await sql<LinkedComponents[]>`
-    WITH RECURSIVE component (key) AS (
-      SELECT unnest(${keys as string[]}::text[])
-      UNION
-      -- Each direction on its own index (a join on either key scanned the whole table).
-      SELECT linked.key
-        FROM component AS c
-        CROSS JOIN LATERAL (
-          SELECT to_key AS key FROM profile_links WHERE project_id = ${projectId} AND from_key = c.key
-          UNION ALL
-          SELECT from_key FROM profile_links WHERE project_id = ${projectId} AND to_key = c.key
-        ) AS linked
-    )
-    SELECT coalesce((SELECT json_agg(json_build_object('from', from_key, 'to', to_key, 't', t))
-                       FROM profile_links
-                      WHERE project_id = ${projectId} AND from_key IN (SELECT key FROM component)), '[]') AS links,
-           coalesce((SELECT json_agg(json_build_object('key', key, 't', t))
-                       FROM profile_erasures
-                      WHERE project_id = ${projectId} AND key IN (SELECT key FROM component)), '[]') AS erasures`;
-  return row as LinkedComponents;
+  const [row] = await sql<{ components: LinkedComponents }[]>`
+    SELECT profile_components(${projectId}::integer, ${keys as string[]}::text[]) AS components`;
+  return (row as { components: LinkedComponents }).components;
 }
 
 /** The rows of one profile: those of every id linked with `key`, and the key it is known by. */
