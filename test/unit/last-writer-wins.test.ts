@@ -23,6 +23,20 @@ const at = (t: number, fields: Partial<IdentifyEvent> = {}): IdentifyEvent => ({
 });
 const merged = (...events: IdentifyEvent[]): ProfileState => events.map(stateFromOperation).reduce(mergeStates);
 
+/** Identifies of one user stamped 1 to `maxT`, with a few values each, so that ties are common. */
+const identifyEvents = (maxT: number) =>
+  fc
+    .record({
+      t: fc.integer({ min: 1, max: maxT }),
+      updateOnly: fc.boolean(),
+      email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
+      phoneNumber: fc.option(fc.constantFrom("+100", "+200"), { nil: undefined }),
+      data: fc.dictionary(fc.constantFrom("k1", "k2", "k3"), fc.constantFrom(null, 1, "v")),
+    })
+    .map(({ t, updateOnly, email, phoneNumber, data }) =>
+      at(t, { updateOnly, data, ...(email ? { email } : {}), ...(phoneNumber ? { phoneNumber } : {}) }),
+    );
+
 describe("last-writer-wins per field", () => {
   it("keeps the newer value of each field, and lets an older update set fields no newer one touched", () => {
     const state = merged(
@@ -79,17 +93,7 @@ describe("last-writer-wins per field", () => {
   });
 
   it("is commutative, associative and idempotent", () => {
-    const event = fc
-      .record({
-        t: fc.integer({ min: 1, max: 4 }),
-        updateOnly: fc.boolean(),
-        email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
-        phoneNumber: fc.option(fc.constantFrom("+100", "+200"), { nil: undefined }),
-        data: fc.dictionary(fc.constantFrom("k1", "k2"), fc.constantFrom(null, 1, "v")),
-      })
-      .map(({ t, updateOnly, email, phoneNumber, data }) =>
-        at(t, { updateOnly, data, ...(email ? { email } : {}), ...(phoneNumber ? { phoneNumber } : {}) }),
-      );
+    const event = identifyEvents(4);
     fc.assert(
       fc.property(event, event, event, (x, y, z) => {
         const [a, b, c] = [x, y, z].map(stateFromOperation) as [ProfileState, ProfileState, ProfileState];
@@ -130,16 +134,7 @@ describe("stamp bounds", () => {
   });
 
   it("make a write whose every stamp is newer than the row's, and that erases nothing, the write laid over the row", () => {
-    const event = fc
-      .record({
-        t: fc.integer({ min: 1, max: 6 }),
-        updateOnly: fc.boolean(),
-        email: fc.option(fc.constantFrom("a@x.co", "b@x.co"), { nil: undefined }),
-        data: fc.dictionary(fc.constantFrom("k1", "k2", "k3"), fc.constantFrom(null, 1, "v")),
-      })
-      .map(({ t, updateOnly, email, data }) =>
-        stateFromOperation(at(t, { updateOnly, data, ...(email ? { email } : {}) })),
-      );
+    const event = identifyEvents(6).map(stateFromOperation);
     const row = fc.tuple(fc.array(event, { minLength: 1, maxLength: 3 }), fc.option(fc.integer({ min: 1, max: 6 })));
     fc.assert(
       fc.property(row, fc.array(event, { minLength: 1, maxLength: 3 }), ([parts, erasedAt], writeParts) => {
