@@ -9,6 +9,21 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * TEST_CITUS=1 (with TEST_DATABASE_URL naming a Citus coordinator): each migrated database is
+ * sharded as an operator would shard it, to run the suite on Citus (docs/scaling.md).
+ */
+const CITUS = process.env.TEST_CITUS === "1";
+const CITUS_DISTRIBUTE = resolve(import.meta.dirname, "../../libs/db/citus/distribute.sql");
+
+/** One node that is both coordinator and worker, holding every shard. */
+async function prepareCitus(sql: Sql): Promise<void> {
+  const { hostname, port } = new URL(ADMIN_DATABASE_URL);
+  await sql`CREATE EXTENSION citus`;
+  await sql`SELECT citus_set_coordinator_host(${hostname}, ${Number(port || 5432)})`;
+  await sql`SELECT citus_set_node_property(${hostname}, ${Number(port || 5432)}, 'shouldhaveshards', true)`;
+}
+
 /** A new database of its own for one test file, migrated unless a test migrates it itself. */
 export async function createTestDatabase(label: string, { migrated = true } = {}): Promise<TestDatabase> {
   const name = uniqueName(`cm_test_${label}`);
@@ -18,7 +33,11 @@ export async function createTestDatabase(label: string, { migrated = true } = {}
   const url = new URL(ADMIN_DATABASE_URL);
   url.pathname = `/${name}`;
   const sql = connect(url.toString(), { max: 8 });
-  if (migrated) await migrate(sql);
+  if (migrated) {
+    if (CITUS) await prepareCitus(sql);
+    await migrate(sql);
+    if (CITUS) await sql.unsafe(await readFile(CITUS_DISTRIBUTE, "utf8"));
+  }
   return {
     url: url.toString(),
     sql,

@@ -225,6 +225,7 @@ export async function lockJourney(
   return row ?? null;
 }
 
+/** After lockJourney, so that statement_timestamp() is after the lock was awaited (see saveTopic). */
 export async function updateJourneyStatus(sql: Db, journeyId: number, status: JourneyStatus): Promise<void> {
-  await sql`UPDATE journeys SET status = ${status}, updated_at = clock_timestamp() WHERE id = ${journeyId}`;
+  await sql`UPDATE journeys SET status = ${status}, updated_at = statement_timestamp() WHERE id = ${journeyId}`;
 }

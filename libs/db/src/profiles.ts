@@ -133,9 +133,10 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                 FROM jsonb_array_elements(${sql.json(rows as never)}) AS e) AS r
     ), upserted AS (
       INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
-                                 data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t)
+                                 data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t,
+                                 updated_at)
       SELECT project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
-             data, channels, topic_choices, tags, unsubscribed, newest_t, now(), write_oldest_t
+             data, channels, topic_choices, tags, unsubscribed, newest_t, now(), write_oldest_t, now()
         FROM input
        ORDER BY project_id, key
       ON CONFLICT (project_id, key) DO UPDATE SET
@@ -157,9 +158,9 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                                                              p.phone_number, p.unsubscribed, p.data, p.channels,
                                                              p.topic_choices, p.tags) END,
                                   excluded.newest_t),
-        newest_t_at    = now(),
+        newest_t_at    = excluded.newest_t_at,
         write_oldest_t = excluded.write_oldest_t,
-        updated_at     = now()
+        updated_at     = excluded.updated_at
       RETURNING 1
     )
     SELECT (SELECT count(*) FROM upserted)::integer AS applied,

@@ -8,10 +8,10 @@ import type { Db, Sql } from "./connect";
  */
 export async function startTopicFanout(tx: Db, topicId: number): Promise<number> {
   const [row] = await tx<{ generation: number }[]>`
-    INSERT INTO topic_fanouts (topic_id, generation) VALUES (${topicId}, 1)
+    INSERT INTO topic_fanouts (topic_id, generation, started_at) VALUES (${topicId}, 1, statement_timestamp())
     ON CONFLICT (topic_id) DO UPDATE SET
       generation = topic_fanouts.generation + 1, after_key = NULL, chunks = 0, profiles_updated = 0,
-      started_at = clock_timestamp(), finished_at = NULL
+      started_at = excluded.started_at, finished_at = NULL
     RETURNING generation`;
   return (row as { generation: number }).generation;
 }
@@ -64,7 +64,7 @@ export async function fanOutChunk(
       UPDATE topic_fanouts
          SET after_key = coalesce(${chunk.lastKey}, after_key), chunks = chunks + 1,
              profiles_updated = profiles_updated + ${chunk.updated},
-             finished_at = CASE WHEN ${finished} THEN clock_timestamp() END
+             finished_at = ${finished ? tx`statement_timestamp()` : null}
        WHERE topic_id = ${topicId}`;
     return { state: finished ? "finished" : "running", scanned: chunk.scanned, updated: chunk.updated } as const;
   });
@@ -84,7 +84,8 @@ interface ChunkOutcome {
  * profileExists, a missing last_created_t read as profiles.ts reads it), are left alone. Rows
  * that already hold the default are not rewritten, which keeps a repeated chunk cheap and
  * updated_at honest. A default is no stamped value: the row's newest_t stays true, and stays
- * trusted (profiles.ts freshWrite).
+ * trusted (profiles.ts freshWrite). The time is read once, in `bounds`: Citus refuses now() in
+ * the CASE of an update of a distributed table.
  */
 async function applyDefaultToChunk(
   tx: Db,
@@ -98,11 +99,11 @@ async function applyDefaultToChunk(
        ORDER BY key
        LIMIT ${chunk.chunkSize}
     ), bounds AS (
-      SELECT max(key) AS last_key, count(*)::integer AS scanned FROM chunk
+      SELECT max(key) AS last_key, count(*)::integer AS scanned, now() AS at FROM chunk
     ), updated AS (
       UPDATE profiles AS p
-         SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = now(),
-             newest_t_at = CASE WHEN p.newest_t_at = p.updated_at THEN now() END
+         SET topic_defaults = p.topic_defaults || ${tx.json({ [topicKey]: chunk.status })}, updated_at = bounds.at,
+             newest_t_at = CASE WHEN p.newest_t_at = p.updated_at THEN bounds.at END
         FROM bounds
        WHERE p.project_id = ${chunk.projectId} AND p.key > ${chunk.afterKey} AND p.key <= bounds.last_key
          AND p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL)

@@ -27,10 +27,15 @@ export async function insertTopic(sql: Db, topic: NewTopic): Promise<TopicRow> {
   return row as TopicRow;
 }
 
-/** The unique index topics_project_name_key refused a name the project already has, ignoring case. */
+/**
+ * The unique index topics_project_name_key refused a name the project already has, ignoring
+ * case; on Citus the index named is a node's copy of it, its name followed by a shard id.
+ */
 export function isDuplicateTopicName(error: unknown): boolean {
   const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
-  return code === "23505" && constraint_name === "topics_project_name_key";
+  return (
+    code === "23505" && typeof constraint_name === "string" && /^topics_project_name_key(_\d+)?$/.test(constraint_name)
+  );
 }
 
 export async function allTopicsOfProject(sql: Db, projectId: number): Promise<TopicRow[]> {
@@ -57,14 +62,16 @@ export async function lockTopic(tx: Db, projectId: number, id: number): Promise<
 }
 
 /**
- * Throws like insertTopic on a duplicate name. clock_timestamp(), not now(): a transaction
- * that waited for the row lock must not stamp a time before the update it waited for.
+ * Throws like insertTopic on a duplicate name. Call it after lockTopic: statement_timestamp(),
+ * not now(), so that a transaction that waited for the row lock does not stamp a time before
+ * the update it waited for; not clock_timestamp(), which Citus refuses in an update of a table
+ * copied to every node (docs/scaling.md).
  */
 export async function saveTopic(tx: Db, id: number, values: TopicValues): Promise<TopicRow> {
   const [row] = await tx<TopicRow[]>`
     UPDATE topics
        SET name = ${values.name}, description = ${values.description},
-           default_status = ${values.default_status}, updated_at = clock_timestamp()
+           default_status = ${values.default_status}, updated_at = statement_timestamp()
      WHERE id = ${id}
     RETURNING *`;
   return row as TopicRow;
