@@ -103,7 +103,30 @@ function violations(schema: Table[]): string[] {
   return found;
 }
 
+/** The tables libs/db/citus/distribute.sql makes reference tables, and those it distributes, by which column. */
+async function distributeScript(): Promise<{
+  reference: string[];
+  distributed: Record<string, { profileKey: string }>;
+}> {
+  const script = await readFile(resolve(import.meta.dirname, "../../libs/db/citus/distribute.sql"), "utf8");
+  const array = /create_reference_table\(t\) FROM unnest\(ARRAY\[([^\]]*)\]\)/.exec(script)?.[1] ?? "";
+  const reference = [...array.matchAll(/'([a-z_]+)'/g)].map((m) => m[1] as string);
+  const distributed = Object.fromEntries(
+    [...script.matchAll(/create_distributed_table\('([a-z_]+)', '([a-z_]+)'/g)].map((m) => [
+      m[1],
+      { profileKey: m[2] },
+    ]),
+  );
+  return { reference, distributed };
+}
+
 describe("the schema stays ready for Citus", () => {
+  it("is sharded by libs/db/citus/distribute.sql exactly as placed here", async () => {
+    const { reference, distributed } = await distributeScript();
+    expect(reference.sort()).toEqual([...REFERENCE].sort());
+    expect(distributed).toEqual(DISTRIBUTED);
+  });
+
   it("keeps the rules after every migration from the one that made it ready", async () => {
     const names = await migrationNames();
     expect(names).toContain(FIRST_READY);
