@@ -276,8 +276,13 @@ describe("bodies", () => {
 });
 
 describe("browsers", () => {
-  it("may call every operation from a web page, preflight first", async () => {
-    for (const { method, path, body } of OPERATIONS) {
+  it("may call every operation from a web page, by each method it takes, preflight first", async () => {
+    const calls = [
+      ...OPERATIONS,
+      { method: "POST", path: "/users/reidentify", body: (id: string) => ({ id, new_id: `${id}-new` }) },
+      { method: "DELETE", path: "/users/delete", body: (id: string) => ({ id }) },
+    ];
+    for (const { method, path, body } of calls) {
       const preflight = await fetch(`${base}/api/v2${path}?tracking_api_key=x`, {
         method: "OPTIONS",
         headers: {
@@ -292,7 +297,7 @@ describe("browsers", () => {
       const response = await fetch(`${base}/api/v2${path}?tracking_api_key=${token()}`, {
         method,
         headers: { ...JSON_TYPE, origin: "https://shop.example" },
-        body: JSON.stringify(body(`browser${path.replaceAll("/", "-")}`)),
+        body: JSON.stringify(body(`browser-${method}${path.replaceAll("/", "-")}`)),
       });
       expect(response.status, path).toBe(200);
       expect(response.headers.get("access-control-allow-origin")).toBe("*");

@@ -12,7 +12,7 @@ export const allowAnyOrigin: Koa.Middleware = async (ctx, next) => {
 
 export const answerPreflight: Koa.Middleware = (ctx) => {
   ctx.set("Access-Control-Allow-Origin", "*");
-  ctx.set("Access-Control-Allow-Methods", "POST, PUT, OPTIONS");
+  ctx.set("Access-Control-Allow-Methods", "POST, PUT, DELETE, OPTIONS");
   ctx.set("Access-Control-Allow-Headers", ctx.get("access-control-request-headers") || "Content-Type, Accept");
   ctx.set("Access-Control-Max-Age", "86400");
   ctx.status = 204;

@@ -121,7 +121,8 @@ const keyFailures = {
   "400": problems("The revision header is malformed or older than the first revision"),
   "401": error("Missing or invalid API key"),
   "403": error("The key lacks the required permission"),
-  "503": error("The key cannot be checked right now; see Retry-After"),
+  "500": error("An unexpected fault; the log has the details under the request id"),
+  "503": error("The key cannot be checked, or Postgres reached, right now; see Retry-After"),
 };
 
 /** What one operation of Vero's users API takes: its schema, with a JSON and a form example. */
