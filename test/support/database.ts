@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { connect, migrate, migrationNames, type Sql } from "@cm/db";
-import { ADMIN_DATABASE_URL, uniqueName } from "./env";
+import { ADMIN_DATABASE_PORT, ADMIN_DATABASE_URL, uniqueName } from "./env";
 
 export interface TestDatabase {
   url: string;
@@ -18,10 +18,10 @@ const CITUS_DISTRIBUTE = resolve(import.meta.dirname, "../../libs/db/citus/distr
 
 /** One node that is both coordinator and worker, holding every shard. */
 async function prepareCitus(sql: Sql): Promise<void> {
-  const { hostname, port } = new URL(ADMIN_DATABASE_URL);
+  const { hostname } = new URL(ADMIN_DATABASE_URL);
   await sql`CREATE EXTENSION citus`;
-  await sql`SELECT citus_set_coordinator_host(${hostname}, ${Number(port || 5432)})`;
-  await sql`SELECT citus_set_node_property(${hostname}, ${Number(port || 5432)}, 'shouldhaveshards', true)`;
+  await sql`SELECT citus_set_coordinator_host(${hostname}, ${ADMIN_DATABASE_PORT})`;
+  await sql`SELECT citus_set_node_property(${hostname}, ${ADMIN_DATABASE_PORT}, 'shouldhaveshards', true)`;
 }
 
 /** A new database of its own for one test file, migrated unless a test migrates it itself. */

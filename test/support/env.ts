@@ -3,6 +3,7 @@ import { loadConfig, type Config } from "@cm/config";
 
 /** The server tests create their databases on; CI and developers have it locally. */
 export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const ADMIN_DATABASE_PORT = Number(new URL(ADMIN_DATABASE_URL).port || 5432);
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
 export function uniqueName(label: string): string {
