@@ -5,6 +5,7 @@ import { createProject, insertTopic, recordDeadLetter } from "@cm/db";
 import type { ProfileOperation } from "@cm/domain";
 import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
+import { applyRetention } from "../../apps/worker/src/features/retention";
 import { REDIS_URL } from "../support/env";
 import { profileOperations, readProfileOrNull } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
@@ -184,6 +185,27 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       p.reidentify("other", "new", 6),
     ]);
     expect(await read(p.id, "new")).toMatchObject({ id: "new", email: "other@example.com" });
+  });
+
+  it("keeps what was sent to the new id of a reidentify through retention, though that id was never identified", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("a", 1, { data: { plan: "free" } }),
+      p.reidentify("a", "b", 2),
+      p.edit("b", 3, { plan: "pro" }),
+      p.tags("b", 3, ["vip"]),
+      p.subscription("b", 3, true),
+    ]);
+    const expected = { id: "b", data: { plan: "pro" }, tags: ["vip"], unsubscribed: true };
+    expect(await read(p.id, "b")).toMatchObject(expected);
+
+    await stack.db.sql`UPDATE profiles SET updated_at = now() - interval '400 days' WHERE project_id = ${p.id}`;
+    await applyRetention(stack.db.sql, [], {
+      failedJobRetentionDays: 14,
+      deadLetterRetentionDays: 30,
+      hiddenProfileRetentionDays: 30,
+    });
+    expect(await read(p.id, "b")).toMatchObject(expected);
   });
 
   it("merges a user reidentified onto an id that already names a profile, field by field", async () => {

@@ -103,6 +103,31 @@ describe("GET /api/v2/users/:id", () => {
     }
   });
 
+  it("erases an identify acknowledged before the delete though the client stamped it ahead of the delete", async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${base}/api/v2/users/${path}?auth_token=${stack.project.authToken}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      }).then((response) => response.status);
+    const ahead = new Date(Date.now() + 4 * 60_000).toISOString();
+    expect(await post("track", { id: "ahead", data: { plan: "pro" }, extras: { created_at: ahead } })).toBe(200);
+    await waitFor("the identify", async () =>
+      (await read("ahead", stack.project.apiKey)).status === 200 ? true : undefined,
+    );
+    expect(await post("delete", { id: "ahead" })).toBe(200);
+    await waitFor("the erasure", async () =>
+      (await read("ahead", stack.project.apiKey)).status === 404 ? true : undefined,
+    );
+
+    // What is sent after the delete is not erased by it.
+    expect(await post("track", { id: "ahead", data: { plan: "team" } })).toBe(200);
+    const again = await waitFor("the new profile", async () => {
+      const reply = await read("ahead", stack.project.apiKey);
+      return reply.status === 200 ? reply.body : undefined;
+    });
+    expect(again.data).toEqual({ plan: "team" });
+  });
+
   it("validates the revision header", async () => {
     expect(await read("reader-1", stack.project.apiKey, { revision: "2025-06-01" })).toMatchObject({
       status: 200,

@@ -16,7 +16,9 @@ const WALK_CHUNK = 5_000;
  * the table in key order, a chunk per statement. A row that became a profile meanwhile is
  * kept: the delete checks the row as it is when it deletes it. A row holding an erasure (a
  * tombstone) is never removed: without it, an operation stamped before the erasure and arriving
- * later would bring the erased data back.
+ * later would bring the erased data back. Nor is the row of an id a reidentify linked: what is
+ * sent to the new id after `reidentify a→b` lands in b's row, which no identify created, yet
+ * is part of a's profile (the read merges the rows of linked ids).
  */
 export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number> {
   let deleted = 0;
@@ -35,6 +37,8 @@ export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number
          WHERE p.project_id = c.project_id AND p.key = c.key
            AND c.created_t IS NULL AND c.deleted_t IS NULL AND c.updated_at < ${before}
            AND p.created_t IS NULL AND p.deleted_t IS NULL AND p.updated_at < ${before}
+           AND NOT EXISTS (SELECT 1 FROM profile_links AS l WHERE l.project_id = c.project_id AND l.from_key = c.key)
+           AND NOT EXISTS (SELECT 1 FROM profile_links AS l WHERE l.project_id = c.project_id AND l.to_key = c.key)
         RETURNING 1
       ), last AS (
         SELECT project_id, key FROM chunk ORDER BY project_id DESC, key DESC LIMIT 1

@@ -138,7 +138,9 @@ export function toIdentifyEvent(projectId: number, body: IdentifyBody, receivedA
       const message = "extras.created_at must not be more than 5 minutes in the future";
       throw new InvalidInput([{ path: "extras.created_at", message }]);
     }
-    t = parsed;
+    // Ahead of the receive time counts as the receive time: no update is ordered after the moment
+    // it was acknowledged, so a delete received later erases it (docs/profiles.md, "The stamp").
+    t = Math.min(parsed, receivedAt);
   }
   const updateOnly = body.extras?.update_only === true || body.extras?.update_only === "true";
 
