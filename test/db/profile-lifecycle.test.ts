@@ -204,6 +204,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       failedJobRetentionDays: 14,
       deadLetterRetentionDays: 30,
       hiddenProfileRetentionDays: 30,
+      eventRetentionDays: 90,
     });
     expect(await read(p.id, "b")).toMatchObject(expected);
   });

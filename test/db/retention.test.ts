@@ -8,7 +8,12 @@ import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
-const KEEP_ALL = { failedJobRetentionDays: 14, deadLetterRetentionDays: 30, hiddenProfileRetentionDays: 30 };
+const KEEP_ALL = {
+  failedJobRetentionDays: 14,
+  deadLetterRetentionDays: 30,
+  hiddenProfileRetentionDays: 30,
+  eventRetentionDays: 90,
+};
 
 let stack: TestStack;
 let redis: Redis;

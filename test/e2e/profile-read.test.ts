@@ -46,6 +46,8 @@ describe("GET /api/v2/users/:id", () => {
         data: { plan: "pro" },
         tags: [],
         unsubscribed: false,
+        event_count: 0,
+        last_event_at: null,
         topics: [
           { id: news, name: "News", status: "subscribed", source: "default" },
           { id: promos, name: "Promos", status: "unsubscribed", source: "default" },

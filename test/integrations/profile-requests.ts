@@ -1,4 +1,21 @@
 import type { SentRequest } from "./replay";
+import {
+  RUDDERSTACK,
+  SEGMENT,
+  GEM_1,
+  GEM_0_10,
+  GEM_0_4,
+  N8N,
+  TRACKING_JS,
+  PHP,
+  GO,
+  NODE,
+  PYTHON_1,
+  PYTHON_2,
+  IOS,
+  DOCS_2013,
+  DOCS_2016,
+} from "./sources";
 
 /** One request of Vero's users API beyond identify, as a real client sends it, and what it does. */
 export interface ReplayedOperation extends SentRequest {
@@ -19,24 +36,6 @@ export interface ReplayedOperation extends SentRequest {
 const SEEDED = { seeded: "yes" };
 const tagged = (...tags: string[]) => [{ method: "PUT", path: "/users/tags/edit", body: { add: tags } }];
 const unsubscribed = [{ method: "POST", path: "/users/unsubscribe", body: {} }];
-
-const RUDDERSTACK = "rudderlabs/rudder-transformer@c98d160cfaddc5fe5ddee7891c4f4a23014b9aa8";
-const SEGMENT = "segment-boneyard/integration-vero@0be43f5a0f3f65f2fe7e710af77dbac2e31e906e";
-const GEM_1 = "getvero/vero@0f6348504d8501118f57474acd4452f6154ce5a3 (VERSION 1.0.0)";
-const GEM_0_10 = "getvero/vero@5e82f7e (VERSION 0.10.0)";
-const GEM_0_4 = "getvero/vero@3ab6407 (VERSION 0.4)";
-const N8N = "n8n-io/n8n@85a037784a69dce8297a861c05f16eeffefaa20f packages/nodes-base/nodes/Vero/Vero.node.ts";
-const TRACKING_JS = "getvero/tracking.js@d02ab8c8637e99dbe85f6162d71ec3f0d7bfce7a";
-const PHP = "getvero/vero-php@687df2004afb73011b74b1d79c8a321ab93c9216";
-const GO = "StirlingMarketingGroup/getvero-go@bfee06bb19dc72ad057cae62206a36f8b46ff146";
-const NODE = "jylamont/vero-node@1736adb463d90966084f5f951975fe2cd5c4013d (npm 'vero', repository getvero/vero-node)";
-const PYTHON_1 = "getvero/vero-python@2cf358da0eaa784641ca4fb9b19b9bb54865519c (1.1.4)";
-const PYTHON_2 = "waveaccounting/vero-python@c1c21f816cfc088d3bbacd52021859ea05cbf581 (2.0.1)";
-const IOS = "getvero/vero-ios@19db8100528442c8fcebfa7d47f9785c39bf795c";
-const DOCS_2013 =
-  "stinkyink/vero-api@d7580684be5822f2af05309d9aa8f8ef24e9ac1e sections/api/users.md (Vero's 2013 API docs)";
-const DOCS_2016 =
-  "drianpauL/developers.getvero.com@1a59152cd71d6032ecbf47fa59ea8d96cdaf0907 (developers.getvero.com, Jan 2016)";
 
 /** rudder-server posts the transformer's JSON without a Content-Type, keys sorted (Go maps). */
 const RUDDERSTACK_HEADERS = { "User-Agent": "RudderLabs" };
@@ -868,7 +867,7 @@ export const PROFILE_REQUESTS: ReplayedOperation[] = [
   {
     client: "vero-docs",
     name: "vero-docs 2013 edit: JSON with changes.email and age",
-    source: `${DOCS_2013} 'Edit users' example request`,
+    source: `${DOCS_2013} sections/api/users.md 'Edit users' example request`,
     method: "PUT",
     path: "/api/v2/users/edit.json",
     headers: CONTENT_TYPE_ONLY,
@@ -880,7 +879,7 @@ export const PROFILE_REQUESTS: ReplayedOperation[] = [
   {
     client: "vero-docs",
     name: "vero-docs 2013 tags edit: add and remove",
-    source: `${DOCS_2013} 'Edit user tags' example request`,
+    source: `${DOCS_2013} sections/api/users.md 'Edit user tags' example request`,
     method: "PUT",
     path: "/api/v2/users/tags/edit.json",
     headers: CONTENT_TYPE_ONLY,
@@ -893,7 +892,7 @@ export const PROFILE_REQUESTS: ReplayedOperation[] = [
   {
     client: "vero-docs",
     name: "vero-docs 2013 unsubscribe",
-    source: `${DOCS_2013} 'Unsubscribe user' example request`,
+    source: `${DOCS_2013} sections/api/users.md 'Unsubscribe user' example request`,
     method: "POST",
     path: "/api/v2/users/unsubscribe.json",
     headers: CONTENT_TYPE_ONLY,

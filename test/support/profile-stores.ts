@@ -1,18 +1,21 @@
 import type { Sql } from "@cm/db";
-import { identifyQueue } from "@cm/queue";
+import { eventsQueue, identifyQueue } from "@cm/queue";
 import type { ProfileStores } from "@cm/worker";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "./env";
 
-/** What applyProfileOperations applies to: a test file's database, and its identify queue. */
+/** What applyProfileOperations applies to: a test file's database, and its batch queues. */
 export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores & { close(): Promise<void> } {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  const queue = identifyQueue(connection, queuePrefix);
+  const queues = {
+    identifyQueue: identifyQueue(connection, queuePrefix),
+    eventsQueue: eventsQueue(connection, queuePrefix),
+  };
   return {
     sql,
-    identifyQueue: queue,
+    ...queues,
     async close() {
-      await queue.close();
+      await Promise.all([queues.identifyQueue.close(), queues.eventsQueue.close()]);
       connection.disconnect();
     },
   };

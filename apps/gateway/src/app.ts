@@ -7,6 +7,7 @@ import { identifyErrors } from "./errors/identify-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
 import { adminQueues } from "./routes/admin-queues";
+import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
 import { journeyRoutes } from "./routes/journeys";
@@ -28,7 +29,7 @@ export function createApp(deps: GatewayDeps): Koa {
 
   // Vero's users API answers `{status, message}`, errors included. Identify, the busiest path,
   // has a router of its own, matched first, so that identify requests are not matched against
-  // every other route; the other profile operations have the next one.
+  // every other route; the other profile operations and the event API have the next one.
   const identify = new Router<IdentifyState>({ prefix: API_PREFIX });
   identify.use(identifyErrors(deps.logger));
   identifyRoutes(identify, deps);
@@ -36,6 +37,7 @@ export function createApp(deps: GatewayDeps): Koa {
   const profiles = new Router<IdentifyState>({ prefix: API_PREFIX });
   profiles.use(identifyErrors(deps.logger));
   profileRoutes(profiles, deps);
+  eventRoutes(profiles, deps);
 
   // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
   const api = new Router<ApiState>({ prefix: API_PREFIX });
@@ -45,11 +47,12 @@ export function createApp(deps: GatewayDeps): Koa {
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
 
-  // Any other path under /users belongs to Vero's users API, whose 404 is its own. Matched
-  // after the API router, whose profile read is GET /users/:id.
-  const identifyFallback = new Router<IdentifyState>({ prefix: `${API_PREFIX}/users` });
-  identifyFallback.use(identifyErrors(deps.logger));
-  identifyFallback.all("{/*path}", unknownResource);
+  // Any other path under /api/v2 is Vero's, whose 404 is its own (a Magento module reads
+  // `message` from every answer). Matched after the API router, whose profile read is
+  // GET /users/:id, and the root router, which serves /api/v2/openapi.json.
+  const veroFallback = new Router<IdentifyState>({ prefix: API_PREFIX });
+  veroFallback.use(identifyErrors(deps.logger));
+  veroFallback.all("{/*path}", unknownResource);
 
   const root = new Router();
   healthRoutes(root, deps);
@@ -64,9 +67,9 @@ export function createApp(deps: GatewayDeps): Koa {
   app.use(identify.routes());
   app.use(profiles.routes());
   app.use(api.routes());
-  app.use(identifyFallback.routes());
   app.use(adminQueues(deps));
   app.use(root.routes());
+  app.use(veroFallback.routes());
   app.use(unknownResource);
   return app;
 }

@@ -1,12 +1,13 @@
 import type { Sql } from "@cm/db";
-import type { IdentifyJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
+import type { ProfileOperation, TrackedEvent } from "@cm/domain";
+import type { EventsJobData, IdentifyJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
 import type { BodyBudget } from "./body/body-budget";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
-import type { IdentifyBatcher } from "./identify-batcher";
+import type { MicroBatcher } from "./micro-batcher";
 import type { GatewayMetrics } from "./metrics";
 
 /** What the routes need, built once at start-up (main.ts) or by a test. */
@@ -14,9 +15,15 @@ export interface GatewayDeps {
   sql: Sql;
   redis: Redis;
   identifyQueue: Queue<IdentifyJobData>;
+  eventsQueue: Queue<EventsJobData>;
   topicFanoutQueue: Queue<TopicFanoutJobData>;
   credentials: CredentialCache;
-  identifyBatcher: IdentifyBatcher;
+  /** Identifies and the other users-API operations, one identify job per micro-batch. */
+  profileOperationBatcher: MicroBatcher<ProfileOperation>;
+  /** Tracked events, one events job per micro-batch. */
+  eventBatcher: MicroBatcher<TrackedEvent>;
+  /** EVENT_DEDUP_WINDOW_S, in ms. */
+  eventDedupWindowMs: number;
   bodyBudget: BodyBudget;
   rateLimiter: RateLimiter;
   logger: Logger;

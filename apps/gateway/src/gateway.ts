@@ -2,7 +2,15 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
 import { connect, findCredential } from "@cm/db";
-import { addIdentifyBatch, checkRedisDurability, identifyQueue, producerConnection, topicFanoutQueue } from "@cm/queue";
+import {
+  addEventBatch,
+  addIdentifyBatch,
+  checkRedisDurability,
+  eventsQueue,
+  identifyQueue,
+  producerConnection,
+  topicFanoutQueue,
+} from "@cm/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createApp } from "./app";
@@ -11,7 +19,7 @@ import { BodyBudget } from "./body/body-budget";
 import { answerClientError } from "./client-error";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
-import { IdentifyBatcher } from "./identify-batcher";
+import { MicroBatcher, type MicroBatcherOptions } from "./micro-batcher";
 import { createGatewayMetrics } from "./metrics";
 
 export interface RunningGateway {
@@ -52,15 +60,24 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
   const queue = identifyQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
+  const trackQueue = eventsQueue(redis, config.queuePrefix);
+  trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
   const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
 
-  const metrics = createGatewayMetrics([queue, fanoutQueue]);
+  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue]);
+  const batching: MicroBatcherOptions = {
+    maxBatchSize: config.identifyBatchSize,
+    maxBatchBytes: config.identifyBatchMaxBytes,
+    maxWaitMs: config.identifyBatchWaitMs,
+    writeTimeoutMs: config.identifyWriteTimeoutMs,
+  };
 
   const deps: GatewayDeps = {
     sql,
     redis,
     identifyQueue: queue,
+    eventsQueue: trackQueue,
     topicFanoutQueue: fanoutQueue,
     credentials: new CredentialCache((token) => findCredential(sql, token), {
       lookupsPerSecond: config.unknownTokenLookupsPerSecond,
@@ -71,18 +88,21 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst },
       logger,
     ),
-    identifyBatcher: new IdentifyBatcher(
-      async (events) => {
-        await addIdentifyBatch(queue, events);
+    profileOperationBatcher: new MicroBatcher(
+      async (operations) => {
+        await addIdentifyBatch(queue, operations);
       },
-      {
-        maxBatchSize: config.identifyBatchSize,
-        maxBatchBytes: config.identifyBatchMaxBytes,
-        maxWaitMs: config.identifyBatchWaitMs,
-        writeTimeoutMs: config.identifyWriteTimeoutMs,
-      },
+      batching,
       (size) => metrics.identifyBatchSize.observe(size),
     ),
+    eventBatcher: new MicroBatcher(
+      async (events) => {
+        await addEventBatch(trackQueue, events);
+      },
+      batching,
+      (size) => metrics.eventBatchSize.observe(size),
+    ),
+    eventDedupWindowMs: config.eventDedupWindowS * 1000,
     bodyBudget: new BodyBudget(config.bodyBytesInFlight),
     logger,
     metrics,
@@ -117,8 +137,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       await closed;
       clearInterval(idleSweep);
-      await deps.identifyBatcher.drain();
-      await Promise.all([queue.close(), fanoutQueue.close()]);
+      await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
+      await Promise.all([queue.close(), trackQueue.close(), fanoutQueue.close()]);
       redis.disconnect();
       await sql.end({ timeout: 5 });
     })();

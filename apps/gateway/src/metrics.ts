@@ -5,6 +5,7 @@ export interface GatewayMetrics {
   registry: Registry;
   httpRequestSeconds: Histogram<"method" | "route" | "status">;
   identifyBatchSize: Histogram;
+  eventBatchSize: Histogram;
 }
 
 const QUEUE_STATES = ["waiting", "active", "delayed", "prioritized", "failed", "completed"] as const;
@@ -38,6 +39,12 @@ export function createGatewayMetrics(queues: readonly Queue[]): GatewayMetrics {
     identifyBatchSize: new Histogram({
       name: "identify_enqueue_batch_size",
       help: "Identify events per queue write (gateway micro-batches)",
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
+      registers,
+    }),
+    eventBatchSize: new Histogram({
+      name: "events_enqueue_batch_size",
+      help: "Tracked events per queue write (gateway micro-batches)",
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
       registers,
     }),

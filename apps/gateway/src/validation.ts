@@ -12,6 +12,7 @@ import {
   type ReidentifyBody,
   type TopicPatch,
   type UserRefBody,
+  valueFromJsonText,
 } from "@cm/domain";
 import typia, { type IValidation } from "typia";
 import { ApiError } from "./errors/api-error";
@@ -52,14 +53,7 @@ export function parseEditUserBody(body: unknown): EditUserBody {
 }
 
 /** A list sent as JSON text, as n8n sends tags (`"add": "[\"vip\"]"`) and form clients do; other text stays. */
-function listFromText(value: unknown): unknown {
-  if (typeof value !== "string" || !value.trimStart().startsWith("[")) return value;
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    return value; // not JSON after all: validation refuses it as a list
-  }
-}
+const listFromText = (value: unknown) => valueFromJsonText(value, "[");
 
 export function parseEditTagsBody(body: unknown): EditTagsBody {
   const fields = fieldsOf(body);

@@ -7,6 +7,11 @@ export interface WorkerMetrics {
   identifyDeadLetters: Counter;
   identifyLagSeconds: Histogram;
   fanoutProfiles: Counter<"topic">;
+  eventsBatchSeconds: Histogram;
+  eventsStored: Counter;
+  eventsSkipped: Counter;
+  eventsLagSeconds: Histogram;
+  jobsLeftAlone: Counter<"queue">;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -35,6 +40,30 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: "identify_end_to_end_lag_seconds",
       help: "From the gateway accepting an identify to a worker having applied it",
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    }),
+    eventsBatchSeconds: new Histogram({
+      name: "events_batch_store_seconds",
+      help: "Time to store one events job in Postgres",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers,
+    }),
+    eventsStored: new Counter({ name: "events_stored_total", help: "Tracked events stored", registers }),
+    eventsSkipped: new Counter({
+      name: "events_skipped_total",
+      help: "Tracked events not stored: duplicates, or erased before they were stored",
+      registers,
+    }),
+    eventsLagSeconds: new Histogram({
+      name: "events_end_to_end_lag_seconds",
+      help: "From the gateway accepting an event to a worker having stored it",
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    }),
+    jobsLeftAlone: new Counter({
+      name: "jobs_left_alone_total",
+      help: "Jobs of a kind or payload version this worker does not know, put back for a newer worker",
+      labelNames: ["queue"],
       registers,
     }),
     fanoutProfiles: new Counter({

@@ -3,17 +3,24 @@ import { connect } from "@cm/db";
 import {
   checkRedisDurability,
   consumerConnection,
+  EVENTS_KIND,
+  EVENTS_QUEUE,
+  eventsQueue,
   IDENTIFY_QUEUE,
   identifyQueue,
+  PROFILE_OPERATIONS_KIND,
   TOPIC_FANOUT_QUEUE,
   type TopicFanoutJobData,
 } from "@cm/queue";
 import type { Worker } from "bullmq";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
+import { ensureUpcomingEventPartitions } from "./features/event-retention";
 import { createWorkerMetrics } from "./metrics";
 import { queueWorkers } from "./queues/create-queue-worker";
+import { eventsProcessor } from "./queues/events-processor";
 import { identifyProcessor } from "./queues/identify-processor";
+import { forKnownKind } from "./queues/known-kind";
 import { maintenanceWorker } from "./queues/maintenance-worker";
 import { topicFanoutProcessor } from "./queues/topic-fanout-processor";
 
@@ -36,7 +43,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     },
   );
   const sql = connect(config.databaseUrl, {
-    max: config.workerConcurrency + FANOUT_CONCURRENCY + 2,
+    max: 2 * config.workerConcurrency + FANOUT_CONCURRENCY + 2,
     applicationName: "cm-worker",
   });
   const metrics = createWorkerMetrics();
@@ -49,18 +56,42 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     redisDurability: config.redisDurability,
   });
   const { createQueueWorker, workers } = queueWorkers(connection, config, logger);
-  // For erasures, which reach the operations of failed jobs too.
-  const failedJobs = identifyQueue(connection, config.queuePrefix);
+  // For erasures, which reach the operations and events of failed jobs too.
+  const failedJobs = {
+    identifyQueue: identifyQueue(connection, config.queuePrefix),
+    eventsQueue: eventsQueue(connection, config.queuePrefix),
+  };
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
   const logQueueError = logThrottle(10);
-  failedJobs.on("error", (error) =>
-    logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, "identify queue error")),
+  for (const queue of Object.values(failedJobs))
+    queue.on("error", (error) =>
+      logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, `${queue.name} queue error`)),
+    );
+  const stores = { sql, ...failedJobs };
+  const logLeftAlone = logThrottle(10);
+  const leftAlone = (queue: string) => (kind: unknown, v: unknown) => {
+    metrics.jobsLeftAlone.inc({ queue });
+    logLeftAlone((suppressed) =>
+      logger.warn(
+        { queue, kind: String(kind), v: String(v), suppressed },
+        "job of an unknown kind or version left alone",
+      ),
+    );
+  };
+  // Events land in the day's partition; the maintenance job keeps making them ahead, this covers a fresh database.
+  await ensureUpcomingEventPartitions(sql).catch((error: unknown) =>
+    logger.warn({ err: error instanceof Error ? error.message : String(error) }, "event partitions not made at start"),
   );
-  const stores = { sql, identifyQueue: failedJobs };
-  const identify = createQueueWorker(IDENTIFY_QUEUE, identifyProcessor(stores, logger, metrics), {
-    concurrency: config.workerConcurrency,
-    heldUnderWorkerLock: true,
-  });
+  const identify = createQueueWorker(
+    IDENTIFY_QUEUE,
+    forKnownKind(PROFILE_OPERATIONS_KIND, true, identifyProcessor(stores, logger, metrics), leftAlone(IDENTIFY_QUEUE)),
+    { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
+  );
+  const events = createQueueWorker(
+    EVENTS_QUEUE,
+    forKnownKind(EVENTS_KIND, false, eventsProcessor(stores, logger, metrics), leftAlone(EVENTS_QUEUE)),
+    { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
+  );
   const fanout: Worker<TopicFanoutJobData> = createQueueWorker(
     TOPIC_FANOUT_QUEUE,
     topicFanoutProcessor(sql, logger, metrics, () => fanout.closing !== undefined),
@@ -73,8 +104,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const stop = () => {
     stopping ??= (async () => {
       readiness.accepting = false;
-      await Promise.all([identify.close(), fanout.close(), maintenance.close()]);
-      await failedJobs.close();
+      await Promise.all([identify.close(), events.close(), fanout.close(), maintenance.close()]);
+      await Promise.all(Object.values(failedJobs).map((queue) => queue.close()));
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();
       await sql.end({ timeout: 5 });

@@ -55,6 +55,10 @@ export interface Config {
   deadLetterRetentionDays: number & tags.Minimum<0>;
   /** A row that never became a profile (only update_only updates) is removed this long after its last update. */
   hiddenProfileRetentionDays: number & tags.Minimum<0>;
+  /** Two events of a user with the same name and data (or check_id) received this close are one (0: off). */
+  eventDedupWindowS: number & tags.Type<"uint32"> & tags.Maximum<86400>;
+  /** Events are kept this many days after they happened; then their day's partition is dropped. */
+  eventRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
   /** Identify jobs one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
@@ -95,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     failedJobRetentionDays: numberOr(env.FAILED_JOB_RETENTION_DAYS, 14),
     deadLetterRetentionDays: numberOr(env.DEAD_LETTER_RETENTION_DAYS, 30),
     hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
+    eventDedupWindowS: numberOr(env.EVENT_DEDUP_WINDOW_S, 300),
+    eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),
     workerConcurrency: numberOr(env.WORKER_CONCURRENCY, 4),
     workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
   };

@@ -7,3 +7,5 @@ SELECT create_reference_table(t) FROM unnest(ARRAY['projects', 'credentials', 't
 SELECT create_distributed_table('profiles', 'key');
 SELECT create_distributed_table('profile_erasures', 'key', colocate_with => 'profiles');
 SELECT create_distributed_table('profile_links', 'from_key', colocate_with => 'profiles');
+SELECT create_distributed_table('events', 'user_key', colocate_with => 'profiles');
+SELECT create_distributed_table('event_keys', 'key', colocate_with => 'none');

@@ -17,7 +17,16 @@ export const DEMO_PROJECT_LOCK = 4_200_002;
  */
 export const PROFILE_LINKS_LOCK = 4_200_003;
 
-export type AdvisoryLock = typeof MIGRATION_LOCK | typeof DEMO_PROJECT_LOCK;
+/**
+ * A project's event writes (shared) against the erasure of its events (exclusive), two-key like
+ * PROFILE_LINKS_LOCK: an erasure waits for the event writes in flight, and a write after it
+ * sees the erased rows' stamps, so that no event acknowledged before a delete outlives it.
+ */
+export const PROJECT_EVENTS_LOCK = 4_200_004;
+/** Concurrent makers of event partitions (every worker at start, the maintenance job). */
+export const EVENT_PARTITIONS_LOCK = 4_200_005;
+
+export type AdvisoryLock = typeof MIGRATION_LOCK | typeof DEMO_PROJECT_LOCK | typeof EVENT_PARTITIONS_LOCK;
 
 /** Waits for the lock and holds it until the transaction ends. */
 export async function takeAdvisoryLock(tx: postgres.TransactionSql, lock: AdvisoryLock): Promise<void> {

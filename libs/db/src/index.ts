@@ -3,6 +3,8 @@ export * from "./connect";
 export * from "./credentials";
 export * from "./dead-letters";
 export * from "./errors";
+export * from "./event-partitions";
+export * from "./events";
 export * from "./journeys";
 export * from "./migrate";
 export * from "./profile-erasures";

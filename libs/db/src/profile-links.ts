@@ -40,14 +40,22 @@ export async function linkedComponents(sql: Db, projectId: number, keys: readonl
   return (row as { components: LinkedComponents }).components;
 }
 
-/** The rows of one profile: those of every id linked with `key`, and the key it is known by. */
+/** The rows of one profile: those of every id linked with `key` (`keys`), and the key it is known by. */
 export interface LinkedProfile {
   key: string;
+  keys: string[];
   rows: StoredProfile[];
+}
+
+/** Every id linked with `key` by reidentifies, `key` included. */
+export async function linkedKeys(sql: Db, projectId: number, key: string): Promise<string[]> {
+  const { links } = await linkedComponents(sql, projectId, [key]);
+  return aliasGroup(links, key);
 }
 
 /** The profile `key` names, as the profile read shows it (libs/domain's visibleProfile of the rows). */
 export async function findLinkedProfile(sql: Db, projectId: number, key: string): Promise<LinkedProfile> {
   const { links } = await linkedComponents(sql, projectId, [key]);
-  return { key: canonicalKey(links, key), rows: await findProfiles(sql, projectId, aliasGroup(links, key)) };
+  const keys = aliasGroup(links, key);
+  return { key: canonicalKey(links, key), keys, rows: await findProfiles(sql, projectId, keys) };
 }

@@ -1,5 +1,6 @@
 export * from "./aliases";
 export * from "./credential-token";
+export * from "./events";
 export * from "./identify";
 export * from "./journey";
 export * from "./journey-graph";

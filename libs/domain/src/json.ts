@@ -59,3 +59,17 @@ function firstValueProblem(value: unknown, depth: number): string | null {
   }
   return null;
 }
+
+/**
+ * Clients that cannot nest send an object or a list as JSON text (n8n, form posts): text that
+ * opens with `opening` and parses is that value; anything else stays as it is, for validation
+ * to refuse.
+ */
+export function valueFromJsonText(value: unknown, opening: "{" | "["): unknown {
+  if (typeof value !== "string" || !value.trimStart().startsWith(opening)) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}

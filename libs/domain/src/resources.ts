@@ -91,8 +91,32 @@ export interface Profile {
   /** Unsubscribed from everything (Vero's unsubscribe, until a resubscribe). */
   unsubscribed: boolean;
   topics: ProfileTopic[];
+  /** How many tracked events the user's ids have (docs/events.md). */
+  event_count: number;
+  /** When the user's latest event happened; null without events. */
+  last_event_at: DateTime | null;
   created_at: DateTime;
   updated_at: DateTime;
+}
+
+/** One tracked event, as the event read shows it. */
+export interface UserEvent {
+  id: string;
+  /** As sent. */
+  event_name: string;
+  /** Null when the event was sent without data. */
+  data: Record<string, unknown> | null;
+  source: string | null;
+  /** When it happened: extras.created_at, or when it was received. */
+  created_at: DateTime;
+  received_at: DateTime;
+}
+
+export interface UserEventPage {
+  /** Newest first. */
+  data: UserEvent[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
 }
 
 /** Message metadata only: content bodies are never returned. */

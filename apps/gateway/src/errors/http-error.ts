@@ -2,7 +2,7 @@ import { isUnavailable } from "@cm/db";
 import { InvalidInput } from "@cm/domain";
 import { isRedisOutOfMemory } from "@cm/queue";
 import { CredentialLookupsThrottled } from "../auth/credential-cache";
-import { QueueWritesBackedUp } from "../identify-batcher";
+import { QueueWritesBackedUp } from "../micro-batcher";
 import { DuplicateTopicName, NotFound, QueueUnavailable } from "../use-cases/errors";
 import { ApiError } from "./api-error";
 

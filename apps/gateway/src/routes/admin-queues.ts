@@ -52,7 +52,11 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware {
   board.setBasePath(ADMIN_QUEUES_PATH);
   const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };
   createBullBoard({
-    queues: [new BullMQAdapter(deps.identifyQueue, options), new BullMQAdapter(deps.topicFanoutQueue, options)],
+    queues: [
+      new BullMQAdapter(deps.identifyQueue, options),
+      new BullMQAdapter(deps.eventsQueue, options),
+      new BullMQAdapter(deps.topicFanoutQueue, options),
+    ],
     serverAdapter: board,
   });
 

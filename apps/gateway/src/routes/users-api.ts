@@ -18,6 +18,8 @@ import type { ReceivedRequest } from "../use-cases/queue-operation";
 export interface AuthorizedRequest extends ReceivedRequest {
   projectId: number;
   body: unknown;
+  /** The Idempotency-Key header, when sent. */
+  idempotencyKey?: string;
 }
 
 /** Every users-API path also answers with Vero's `.json` suffix, as its clients call it. */
@@ -34,7 +36,14 @@ async function authorize(ctx: Koa.Context, deps: GatewayDeps): Promise<Authorize
   const { projectId } = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!read.ok) throw read.error;
-  return { projectId, body: read.value, receivedAt, bytes: read.bytes };
+  const idempotencyKey = ctx.get("idempotency-key");
+  return {
+    projectId,
+    body: read.value,
+    receivedAt,
+    bytes: read.bytes,
+    ...(idempotencyKey === "" ? {} : { idempotencyKey }),
+  };
 }
 
 /**

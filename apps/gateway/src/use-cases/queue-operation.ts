@@ -2,7 +2,7 @@ import type { IdentifyReply, ProfileOperation } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 
 /** What the use cases of Vero's users API need: the batcher that queues their operations. */
-export type QueueDeps = Pick<GatewayDeps, "identifyBatcher">;
+export type QueueDeps = Pick<GatewayDeps, "profileOperationBatcher">;
 
 /** When the request arrived (the operation's stamp) and the size of its body. */
 export interface ReceivedRequest {
@@ -21,6 +21,6 @@ export async function queueOperation(
   operation: ProfileOperation,
   request: ReceivedRequest,
 ): Promise<IdentifyReply> {
-  await deps.identifyBatcher.enqueue(operation, request.bytes);
+  await deps.profileOperationBatcher.enqueue(operation, request.bytes);
   return ACCEPTED;
 }

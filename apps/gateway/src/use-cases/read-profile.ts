@@ -1,4 +1,4 @@
-import { allTopicsOfProject, findLinkedProfile } from "@cm/db";
+import { allTopicsOfProject, findLinkedProfile, userEventSummary } from "@cm/db";
 import {
   linkedState,
   profileIdOf,
@@ -19,11 +19,14 @@ import { NotFound } from "./errors";
 export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: number, ref: string): Promise<Profile> {
   // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
   if (unstorableText(ref) !== null) throw new NotFound("profile");
-  const { key, rows } = await findLinkedProfile(deps.sql, projectId, profileKeyForId(ref));
+  const { key, keys, rows } = await findLinkedProfile(deps.sql, projectId, profileKeyForId(ref));
   const state = linkedState(rows.map((row) => row.state));
   const profile = visibleProfile(state);
   if (profile === null) throw new NotFound("profile");
-  const topics = await allTopicsOfProject(deps.sql, projectId);
+  const [topics, events] = await Promise.all([
+    allTopicsOfProject(deps.sql, projectId),
+    userEventSummary(deps.sql, projectId, keys),
+  ]);
   const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
   return {
     id: profileIdOf({ key }),
@@ -34,6 +37,8 @@ export async function readProfile(deps: Pick<GatewayDeps, "sql">, projectId: num
     tags: profile.tags,
     unsubscribed: profile.unsubscribed,
     topics: topicSubscriptions(profile.topics, topics, profile.unsubscribed),
+    event_count: events.count,
+    last_event_at: events.last?.toISOString() ?? null,
     created_at: new Date(state.createdT as number).toISOString(),
     updated_at: new Date(updatedAt).toISOString(),
   };

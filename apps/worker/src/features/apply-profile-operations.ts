@@ -1,24 +1,26 @@
 import type { Sql } from "@cm/db";
 import { isStateOperation, type ProfileOperation } from "@cm/domain";
-import type { IdentifyJobData } from "@cm/queue";
+import type { EventsJobData, IdentifyJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { applyLinkOperations, type LinkOperation } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
-import { eraseFromFailedJobs, type Erasure } from "./erase-profiles";
+import { eraseEvents, eraseFromFailedJobs, type Erasure } from "./erase-profiles";
 import { applyIsolatingRefused } from "./isolate-refused";
 
 /** Where a profile's data is kept, and so where an erasure must reach. */
 export interface ProfileStores {
   sql: Sql;
-  /** Its failed jobs hold the operations they could not apply. */
+  /** Their failed jobs hold the operations and events they could not apply. */
   identifyQueue: Queue<IdentifyJobData>;
+  eventsQueue: Queue<EventsJobData>;
 }
 
 /**
  * Applies a job's operations, in any order (docs/profiles.md: the result does not depend on it).
  * Deletes and reidentifies first, in one transaction per project (recording the links and
  * erasures, working out which rows each erasure reaches); then identifies, edits, tags,
- * subscriptions and those erasures, merged per profile row and written in one statement. Refused input is reported as poisoned
+ * subscriptions and those erasures, merged per profile row and written in one statement; then
+ * the erased profiles' events, stored or in failed jobs. Refused input is reported as poisoned
  * and everything else is applied; other errors are thrown, for the queue to retry the whole job
  * (applying an operation again changes nothing).
  */
@@ -40,6 +42,7 @@ export async function applyProfileOperations(
   const outcome = await applyStateOperations(stores.sql, operations.filter(isStateOperation), erasures);
   outcome.applied += linksApplied;
   outcome.poisoned.push(...linksPoisoned);
-  await eraseFromFailedJobs(stores.identifyQueue, erasures);
+  await eraseEvents(stores.sql, erasures);
+  await eraseFromFailedJobs(stores, erasures);
   return outcome;
 }

@@ -1,5 +1,6 @@
-import { isStateOperation, profileIdOf, profileKeyForId, type ProfileOperation } from "@cm/domain";
-import { removeFromFailedIdentifyJobs, type IdentifyJobData } from "@cm/queue";
+import { eraseUserEvents, type Sql } from "@cm/db";
+import { isStateOperation, profileIdOf, profileKeyForId, type ProfileOperation, type TrackedEvent } from "@cm/domain";
+import { removeFromFailedJobs, type EventsJobData, type IdentifyJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 
 /** An erasure stamped `t` of the rows of these keys: one profile's ids, linked at or before `t`. */
@@ -22,8 +23,26 @@ function isErasedBy(operation: ProfileOperation, erasure: Erasure): boolean {
   );
 }
 
-/** The erased profiles' operations leave the failed jobs kept in Redis. */
-export async function eraseFromFailedJobs(queue: Queue<IdentifyJobData>, erasures: readonly Erasure[]): Promise<void> {
+/** An event is erased like an operation: its user's erasure is stamped at or after it. */
+function isEventErasedBy(event: TrackedEvent, erasure: Erasure): boolean {
+  return event.projectId === erasure.projectId && event.t <= erasure.t && erasure.keys.includes(event.key);
+}
+
+/** The erased profiles' operations and events leave the failed jobs kept in Redis. */
+export async function eraseFromFailedJobs(
+  queues: { identifyQueue: Queue<IdentifyJobData>; eventsQueue: Queue<EventsJobData> },
+  erasures: readonly Erasure[],
+): Promise<void> {
   if (erasures.length === 0) return;
-  await removeFromFailedIdentifyJobs(queue, (operation) => erasures.some((erasure) => isErasedBy(operation, erasure)));
+  await removeFromFailedJobs(queues.identifyQueue, (operation) =>
+    erasures.some((erasure) => isErasedBy(operation, erasure)),
+  );
+  await removeFromFailedJobs(queues.eventsQueue, (event) =>
+    erasures.some((erasure) => isEventErasedBy(event, erasure)),
+  );
+}
+
+/** The erased profiles' stored events go; those still queued are dropped when a worker stores them. */
+export async function eraseEvents(sql: Sql, erasures: readonly Erasure[]): Promise<void> {
+  for (const { projectId, keys, t } of erasures) await eraseUserEvents(sql, projectId, keys, t);
 }

@@ -1,5 +1,6 @@
 import { pruneDeadLetters, pruneHiddenProfiles, type Sql } from "@cm/db";
 import type { Queue } from "bullmq";
+import { applyEventRetention } from "./event-retention";
 
 const DAY_MS = 86_400_000;
 /** Jobs removed per call of BullMQ's clean, so that one call stays short. */
@@ -9,12 +10,16 @@ export interface RetentionPolicy {
   failedJobRetentionDays: number;
   deadLetterRetentionDays: number;
   hiddenProfileRetentionDays: number;
+  eventRetentionDays: number;
 }
 
 export interface RetentionOutcome {
   failedJobs: number;
   deadLetters: number;
   hiddenProfiles: number;
+  eventPartitionsMade: number;
+  eventPartitionsDropped: number;
+  eventKeys: number;
 }
 
 async function removeFailedJobs(queue: Queue, olderThanMs: number): Promise<number> {
@@ -37,5 +42,13 @@ export async function applyRetention(
   for (const queue of queues) failedJobs += await removeFailedJobs(queue, policy.failedJobRetentionDays * DAY_MS);
   const deadLetters = await pruneDeadLetters(sql, new Date(now - policy.deadLetterRetentionDays * DAY_MS));
   const hiddenProfiles = await pruneHiddenProfiles(sql, new Date(now - policy.hiddenProfileRetentionDays * DAY_MS));
-  return { failedJobs, deadLetters, hiddenProfiles };
+  const events = await applyEventRetention(sql, policy.eventRetentionDays, now);
+  return {
+    failedJobs,
+    deadLetters,
+    hiddenProfiles,
+    eventPartitionsMade: events.partitionsMade,
+    eventPartitionsDropped: events.partitionsDropped,
+    eventKeys: events.eventKeys,
+  };
 }

@@ -1,6 +1,13 @@
 import { logThrottle, type Config } from "@cm/config";
 import type { Sql } from "@cm/db";
-import { identifyQueue, MAINTENANCE_QUEUE, maintenanceQueue, scheduleRetention, topicFanoutQueue } from "@cm/queue";
+import {
+  eventsQueue,
+  identifyQueue,
+  MAINTENANCE_QUEUE,
+  maintenanceQueue,
+  scheduleRetention,
+  topicFanoutQueue,
+} from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -28,6 +35,7 @@ export async function maintenanceWorker(
   const schedule = maintenanceQueue(connection, config.queuePrefix);
   const cleaned: Queue[] = [
     identifyQueue(connection, config.queuePrefix),
+    eventsQueue(connection, config.queuePrefix),
     topicFanoutQueue(connection, config.queuePrefix),
   ];
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.

@@ -1,8 +1,8 @@
-import type { ProfileOperation } from "@cm/domain";
+import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
-import type { IdentifyJobData } from "./payloads";
+import { EVENTS_JOB, EVENTS_QUEUE, IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
+import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type IdentifyJobData } from "./payloads";
 
 /** Retries outlast a Postgres restart; what still fails stays in the failed set, not lost. */
 export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
@@ -12,12 +12,16 @@ export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
   removeOnFail: false,
 };
 
+function batchQueue<Data>(name: string, connection: Redis, prefix: string): Queue<Data> {
+  return new Queue<Data>(name, { connection, prefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
+}
+
 export function identifyQueue(connection: Redis, prefix: string): Queue<IdentifyJobData> {
-  return new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
-    connection,
-    prefix,
-    defaultJobOptions: IDENTIFY_JOB_OPTIONS,
-  });
+  return batchQueue(IDENTIFY_QUEUE, connection, prefix);
+}
+
+export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobData> {
+  return batchQueue(EVENTS_QUEUE, connection, prefix);
 }
 
 /** One job per gateway micro-batch, stamped with when it was accepted for the lag metric. */
@@ -25,7 +29,11 @@ export function addIdentifyBatch(
   queue: Queue<IdentifyJobData>,
   events: ProfileOperation[],
 ): Promise<Job<IdentifyJobData>> {
-  return queue.add(IDENTIFY_JOB, { events, acceptedAt: Date.now() });
+  return queue.add(IDENTIFY_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() });
+}
+
+export function addEventBatch(queue: Queue<EventsJobData>, events: TrackedEvent[]): Promise<Job<EventsJobData>> {
+  return queue.add(EVENTS_JOB, { ...EVENTS_KIND, events, acceptedAt: Date.now() });
 }
 
 /** Backoff for the "capped-exponential" type: doubles from the job's delay up to a minute. */

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { IdentifyEvent } from "@cm/domain";
-import { IdentifyBatcher, QueueWritesBackedUp } from "../../apps/gateway/src/identify-batcher";
+import { MicroBatcher, QueueWritesBackedUp } from "../../apps/gateway/src/micro-batcher";
 
 const event = (n: number): IdentifyEvent => ({ projectId: 1, key: `i:${n}`, id: String(n), t: n, updateOnly: false });
 
-describe("IdentifyBatcher", () => {
+describe("MicroBatcher", () => {
   it("writes concurrent events together, in one write, once the wait elapses", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       async (events) => {
         writes.push(events.map((e) => e.t));
       },
@@ -19,7 +19,7 @@ describe("IdentifyBatcher", () => {
 
   it("writes as soon as a batch is full", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       async (events) => {
         writes.push(events.map((e) => e.t));
       },
@@ -34,7 +34,7 @@ describe("IdentifyBatcher", () => {
 
   it("never writes more bytes of bodies in one batch than allowed, unless one body alone is larger", async () => {
     const writes: number[][] = [];
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       async (events) => {
         writes.push(events.map((e) => e.t));
       },
@@ -49,7 +49,7 @@ describe("IdentifyBatcher", () => {
 
   it("settles each caller with the write that holds its event, and fails exactly a failed write's callers", async () => {
     let call = 0;
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       async () => {
         call += 1;
         if (call === 2) throw new Error("redis down");
@@ -69,7 +69,7 @@ describe("IdentifyBatcher", () => {
 
   it("does not acknowledge before the write has finished", async () => {
     let finishWrite = () => {};
-    const batcher = new IdentifyBatcher(() => new Promise<void>((resolve) => (finishWrite = resolve)), {
+    const batcher = new MicroBatcher<IdentifyEvent>(() => new Promise<void>((resolve) => (finishWrite = resolve)), {
       maxBatchSize: 1,
       maxWaitMs: 1,
     });
@@ -84,7 +84,7 @@ describe("IdentifyBatcher", () => {
 
   it("drain writes what is pending and waits for writes in flight", async () => {
     const written: number[] = [];
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       async (events) => {
         await new Promise((resolve) => setTimeout(resolve, 10));
         written.push(...events.map((e) => e.t));
@@ -100,7 +100,7 @@ describe("IdentifyBatcher", () => {
   it("fails a write's callers at its deadline, then refuses new batches unsent until that write settles", async () => {
     const sent: number[][] = [];
     const hung: (() => void)[] = [];
-    const batcher = new IdentifyBatcher(
+    const batcher = new MicroBatcher<IdentifyEvent>(
       (events) => {
         sent.push(events.map((e) => e.t));
         return new Promise<void>((resolve) => hung.push(resolve));

@@ -1,7 +1,5 @@
-import type { ProfileOperation } from "@cm/domain";
-
-export interface IdentifyBatcherOptions {
-  /** A batch is written as soon as it holds this many events... */
+export interface MicroBatcherOptions {
+  /** A batch is written as soon as it holds this many items... */
   maxBatchSize: number;
   /**
    * ...or as many bytes of request bodies as this (it never holds more, unless one body alone
@@ -9,7 +7,7 @@ export interface IdentifyBatcherOptions {
    * writes it and the worker that applies it, stays bounded...
    */
   maxBatchBytes: number;
-  /** ...or this long after its first event arrived, whichever comes first. */
+  /** ...or this long after its first item arrived, whichever comes first. */
   maxWaitMs: number;
   /**
    * A write that takes longer fails its callers (it may still land: they were not told 200).
@@ -31,46 +29,46 @@ function withDeadline(work: Promise<void>, ms: number): Promise<void> {
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
-interface Pending {
-  event: ProfileOperation;
+interface Pending<Item> {
+  item: Item;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
 
-/**
- * Groups identifies and the other profile operations (events, as jobs name them) accepted at
- * about the same time into one queue write. Each caller's promise settles with the write that
- * holds its event: success only once that write has succeeded, failure for exactly the events
- * of a failed (or timed out, or refused) write.
- */
-const DEFAULTS: IdentifyBatcherOptions = {
+const DEFAULTS: MicroBatcherOptions = {
   maxBatchSize: 500,
   maxBatchBytes: 1024 * 1024,
   maxWaitMs: 2,
   writeTimeoutMs: 2_000,
 };
 
-export class IdentifyBatcher {
-  private readonly options: IdentifyBatcherOptions;
-  private pending: Pending[] = [];
+/**
+ * Groups items of one job kind (profile operations, tracked events) accepted at about the same
+ * time into one queue write. Each caller's promise settles with the write that holds its item:
+ * success only once that write has succeeded, failure for exactly the items of a failed (or
+ * timed out, or refused) write.
+ */
+export class MicroBatcher<Item> {
+  private readonly options: MicroBatcherOptions;
+  private pending: Pending<Item>[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
   /** Writes Redis has not settled yet, with when each was sent (in that order). */
   private readonly writes = new Map<Promise<void>, number>();
 
   constructor(
-    private readonly write: (events: ProfileOperation[]) => Promise<void>,
-    options: Partial<IdentifyBatcherOptions> = {},
+    private readonly write: (items: Item[]) => Promise<void>,
+    options: Partial<MicroBatcherOptions> = {},
     private readonly onBatch: (size: number) => void = () => {},
   ) {
     this.options = { ...DEFAULTS, ...options };
   }
 
-  /** `bytes`: the size of the request body the event came in. */
-  enqueue(event: ProfileOperation, bytes = 0): Promise<void> {
+  /** `bytes`: the size of the request body the item came in. */
+  enqueue(item: Item, bytes = 0): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       if (this.pending.length > 0 && this.pendingBytes + bytes > this.options.maxBatchBytes) this.flush();
-      this.pending.push({ event, resolve, reject });
+      this.pending.push({ item, resolve, reject });
       this.pendingBytes += bytes;
       if (this.pending.length >= this.options.maxBatchSize || this.pendingBytes >= this.options.maxBatchBytes)
         this.flush();
@@ -100,7 +98,7 @@ export class IdentifyBatcher {
       return;
     }
     this.onBatch(batch.length);
-    const written = this.write(batch.map((p) => p.event));
+    const written = this.write(batch.map((p) => p.item));
     // The write stays tracked until Redis settles it, even after its callers gave up on it.
     this.writes.set(written, Date.now());
     written.then(

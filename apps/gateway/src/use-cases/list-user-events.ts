@@ -1,0 +1,39 @@
+import { findUserEvents, linkedKeys } from "@cm/db";
+import { eventCursor, profileKeyForId, unstorableText, type EventPageRequest, type UserEventPage } from "@cm/domain";
+import type { GatewayDeps } from "../deps";
+
+/**
+ * docs/events.md "Read": a page of the events of the user `ref` names, newest first, those of
+ * every id linked with it by a reidentify included. A user without events has an empty page,
+ * whether or not it is a profile: events are kept apart from the profile.
+ */
+export async function listUserEvents(
+  deps: Pick<GatewayDeps, "sql">,
+  projectId: number,
+  ref: string,
+  page: EventPageRequest,
+): Promise<UserEventPage> {
+  if (unstorableText(ref) !== null) return { data: [], next_cursor: null };
+  const keys = await linkedKeys(deps.sql, projectId, profileKeyForId(ref));
+  const rows = await findUserEvents(deps.sql, projectId, keys, {
+    nameKey: page.nameKey,
+    since: page.since === null ? null : new Date(page.since),
+    until: page.until === null ? null : new Date(page.until),
+    after: page.after === null ? null : { createdAt: new Date(page.after.t), id: page.after.id },
+    limit: page.limit,
+  });
+  const shown = rows.slice(0, page.limit);
+  const last = shown[shown.length - 1];
+  return {
+    data: shown.map((row) => ({
+      id: row.id,
+      event_name: row.name,
+      data: row.data,
+      source: row.source,
+      created_at: row.created_at.toISOString(),
+      received_at: row.received_at.toISOString(),
+    })),
+    next_cursor:
+      rows.length > page.limit && last !== undefined ? eventCursor(last.created_at.getTime(), last.id) : null,
+  };
+}

@@ -1,0 +1,172 @@
+import { normalisedEventName, type TrackedEvent } from "@cm/domain";
+import { PROJECT_EVENTS_LOCK } from "./advisory-locks";
+import type { Db, Sql } from "./connect";
+
+/** What storing a job's events did, and the users they name that are no profile yet. */
+export interface StoredEvents {
+  stored: number;
+  /** Keys (per project) with no profile: no row, a row no identify created, or an erased one. */
+  notProfiles: { projectId: number; key: string }[];
+}
+
+/**
+ * Stores a job's events in one statement, each at most once (docs/events.md, "Stored once"):
+ * an event whose deduplication key another event holds within its window is not stored; nor is
+ * one stamped at or before an erasure of its user (it was acknowledged before the delete, or says
+ * it happened before it). The events of one deduplication key must be collapsed first (libs/domain
+ * collapseDuplicateEvents): one statement cannot claim a key twice. Runs holding each project's
+ * PROJECT_EVENTS_LOCK shared, so that an erasure of events waits for it (eraseUserEvents).
+ */
+export async function storeEvents(sql: Sql, events: readonly TrackedEvent[]): Promise<StoredEvents> {
+  if (events.length === 0) return { stored: 0, notProfiles: [] };
+  const projects = [...new Set(events.map((event) => event.projectId))].sort((a, b) => a - b);
+  const batch = events.map((e) => [
+    e.projectId,
+    e.key,
+    e.eventId,
+    e.name,
+    normalisedEventName(e.name),
+    e.data,
+    e.source ?? null,
+    e.t,
+    e.receivedAt,
+    e.dedupKey ?? null,
+    e.dedupWindowMs ?? null,
+  ]);
+  const [row] = await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock_shared(${PROJECT_EVENTS_LOCK}::integer, p)
+               FROM (SELECT p FROM unnest(${projects}::integer[]) AS p ORDER BY p) AS ordered`;
+    return tx<{ stored: number; not_profiles: [number, string][] }[]>`
+      WITH input AS (
+        SELECT (e ->> 0)::integer AS project_id, e ->> 1 AS user_key, (e ->> 2)::uuid AS id, e ->> 3 AS name,
+               e ->> 4 AS name_key, nullif(e -> 5, 'null') AS data, e ->> 6 AS source, (e ->> 7)::bigint AS t,
+               (e ->> 8)::bigint AS received, e ->> 9 AS dedup_key, (e ->> 10)::bigint AS dedup_window
+          FROM jsonb_array_elements(${tx.json(batch as never)}::jsonb) AS e
+      ), users AS (
+        SELECT p.project_id, p.key, p.deleted_t,
+               p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL) AS is_profile
+          FROM profiles AS p
+         WHERE (p.project_id, p.key) IN (SELECT project_id, user_key FROM input)
+      ), live AS (
+        SELECT i.* FROM input AS i
+          LEFT JOIN users AS u ON u.project_id = i.project_id AND u.key = i.user_key
+         WHERE u.deleted_t IS NULL OR i.t > u.deleted_t
+      ), claimed AS (
+        INSERT INTO event_keys AS k (project_id, key, seen_at, expires_at)
+        SELECT project_id, dedup_key, received, received + dedup_window FROM live WHERE dedup_key IS NOT NULL
+        ON CONFLICT (project_id, key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
+         WHERE excluded.seen_at >= k.expires_at OR excluded.expires_at <= k.seen_at
+        RETURNING k.project_id, k.key
+      ), stored AS (
+        INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
+        -- ms to timestamptz exactly (to_timestamp goes through a float)
+        SELECT l.project_id, l.user_key, l.id, l.name, l.name_key, l.data, l.source,
+               timestamptz 'epoch' + l.t * interval '1 millisecond',
+               timestamptz 'epoch' + l.received * interval '1 millisecond'
+          FROM live AS l
+         WHERE l.dedup_key IS NULL
+            OR EXISTS (SELECT 1 FROM claimed AS c WHERE c.project_id = l.project_id AND c.key = l.dedup_key)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      )
+      SELECT (SELECT count(*) FROM stored)::integer AS stored,
+             coalesce((SELECT jsonb_agg(DISTINCT jsonb_build_array(i.project_id, i.user_key))
+                         FROM input AS i
+                         LEFT JOIN users AS u ON u.project_id = i.project_id AND u.key = i.user_key
+                        WHERE u.is_profile IS NOT TRUE), '[]') AS not_profiles`;
+  });
+  const result = row as { stored: number; not_profiles: [number, string][] };
+  return {
+    stored: result.stored,
+    notProfiles: result.not_profiles.map(([projectId, key]) => ({ projectId, key })),
+  };
+}
+
+/**
+ * Part of an erasure (docs/events.md, "Erasure"): the events of `keys` stamped at or before `t`
+ * go. Takes the project's PROJECT_EVENTS_LOCK exclusively, so that event writes in flight end
+ * first; a write after it sees the erased rows' stamps and stores nothing stamped before them.
+ */
+export async function eraseUserEvents(
+  sql: Sql,
+  projectId: number,
+  keys: readonly string[],
+  t: number,
+): Promise<number> {
+  return sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${PROJECT_EVENTS_LOCK}::integer, ${projectId}::integer)`;
+    const rows = await tx`
+      DELETE FROM events
+       WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[]) 
+         AND created_at <= timestamptz 'epoch' + ${t}::bigint * interval '1 millisecond'
+      RETURNING 1`;
+    return rows.length;
+  });
+}
+
+/** `ctl events delete`: a user's events that happened in [from, to), whatever their stamps. */
+export async function deleteUserEventsBetween(
+  sql: Sql,
+  projectId: number,
+  keys: readonly string[],
+  from: Date | null,
+  to: Date | null,
+): Promise<number> {
+  const rows = await sql`
+    DELETE FROM events
+     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+       AND (${from}::timestamptz IS NULL OR created_at >= ${from})
+       AND (${to}::timestamptz IS NULL OR created_at < ${to})
+    RETURNING 1`;
+  return rows.length;
+}
+
+export interface StoredEvent {
+  id: string;
+  name: string;
+  data: Record<string, unknown> | null;
+  source: string | null;
+  created_at: Date;
+  received_at: Date;
+}
+
+export interface EventQuery {
+  /** Normalised event name (libs/domain normalisedEventName). */
+  nameKey: string | null;
+  since: Date | null;
+  until: Date | null;
+  /** The last event of the previous page: the next page starts after it. */
+  after: { createdAt: Date; id: string } | null;
+  limit: number;
+}
+
+/** The events of a user's ids, newest first (ties by id), one page and one more to tell if there is a next. */
+export async function findUserEvents(
+  sql: Db,
+  projectId: number,
+  keys: readonly string[],
+  query: EventQuery,
+): Promise<StoredEvent[]> {
+  return sql<StoredEvent[]>`
+    SELECT id, name, data, source, created_at, received_at
+      FROM events
+     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+       ${query.nameKey === null ? sql`` : sql`AND name_key = ${query.nameKey}`}
+       ${query.since === null ? sql`` : sql`AND created_at >= ${query.since}`}
+       ${query.until === null ? sql`` : sql`AND created_at < ${query.until}`}
+       ${query.after === null ? sql`` : sql`AND (created_at, id) < (${query.after.createdAt}, ${query.after.id}::uuid)`}
+     ORDER BY created_at DESC, id DESC
+     LIMIT ${query.limit + 1}`;
+}
+
+/** How many events a user's ids have, and when the last happened. */
+export async function userEventSummary(
+  sql: Db,
+  projectId: number,
+  keys: readonly string[],
+): Promise<{ count: number; last: Date | null }> {
+  const [row] = await sql<{ count: number; last: Date | null }[]>`
+    SELECT count(*)::integer AS count, max(created_at) AS last
+      FROM events WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])`;
+  return row ?? { count: 0, last: null };
+}

@@ -1,0 +1,318 @@
+import { createHash } from "node:crypto";
+import typia, { type tags } from "typia";
+import {
+  MAX_FUTURE_SKEW_MS,
+  parseTimestamp,
+  profileKeyForId,
+  userIdOf,
+  type IdentifyEvent,
+  type UserEmail,
+  type UserId,
+} from "./identify";
+import { canonicalJson, jsonValueProblems, valueFromJsonText, type Json } from "./json";
+import { InvalidInput, type Problem } from "./problems";
+import { describeTypiaErrors } from "./validation-problems";
+
+// Vero's event tracking (docs/events.md): the body as clients send it, checked here into the
+// event the gateway queues, so that one request, a batch item and an import line are read by
+// the same code and get the same problems.
+
+/** Who did it: an id, or an email for a user known by email alone (vero gem 1.0 adds more fields, ignored). */
+export interface EventIdentity {
+  id?: UserId | null;
+  email?: UserEmail | null;
+}
+
+export type EventName = string & tags.MinLength<1> & tags.MaxLength<255>;
+
+export interface TrackBody {
+  identity: EventIdentity;
+  event_name: EventName;
+  /** Free-form, as identify's `data`. */
+  data?: Record<string, unknown> | null;
+  extras?: {
+    created_at?: string | number | null;
+    source?: (string & tags.MaxLength<255>) | null;
+    /** RudderStack sends its microsecond timestamp, a number. */
+    check_id?: (string & tags.MaxLength<255>) | number | null;
+    message_id?: (string & tags.MaxLength<255>) | null;
+  } | null;
+}
+
+/** One accepted event, as queued for the workers (payload version 1 of the events job). */
+export interface TrackedEvent {
+  projectId: number;
+  /** The profile the event belongs to (profileKeyForId of `userId`). */
+  key: string;
+  /** The user's id, or the email of a user known by email alone. */
+  userId: string;
+  /** The identity's email, kept on a profile the event creates. */
+  email?: string;
+  /** Given by the gateway: a job applied twice stores the event once. */
+  eventId: string;
+  name: string;
+  /** Null when the request sent none. */
+  data: Record<string, Json> | null;
+  source?: string;
+  /** When it happened (ms): extras.created_at, never later than receivedAt. */
+  t: number;
+  receivedAt: number;
+  /** Events with the same key within `dedupWindowMs` of each other (as received) are one. */
+  dedupKey?: string;
+  dedupWindowMs?: number;
+}
+
+/** How long an Idempotency-Key or extras.message_id makes two events one. */
+export const IDEMPOTENCY_WINDOW_MS = 7 * 24 * 3_600_000;
+
+/** What the gateway knows besides the body. */
+export interface TrackContext {
+  projectId: number;
+  receivedAt: number;
+  eventId: string;
+  /** The Idempotency-Key header, when sent. */
+  idempotencyKey?: string;
+  /** EVENT_DEDUP_WINDOW_S in ms; 0 turns Vero's content rule off. */
+  dedupWindowMs: number;
+}
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
+/** Case, spaces, underscores and dashes do not make two event names different. */
+export function normalisedEventName(name: string): string {
+  return name.toLowerCase().replace(/[\s_-]+/g, "");
+}
+
+/** n8n and Vero's old curl forms send objects as JSON text. */
+const objectFromText = (value: unknown) => valueFromJsonText(value, "{");
+
+/**
+ * The identity as clients send it: JSON text (Vero's 2016 curl forms), an empty email beside an
+ * id (getvero-go) as no email, and, without any identity, the top-level `id` and `email`
+ * (vero-node's track sends `{id, event_name}`). A top-level `email` beside an identity (n8n) is
+ * ignored.
+ */
+function identityOf(fields: Record<string, unknown>): unknown {
+  const given = objectFromText(fields.identity);
+  const identity =
+    given ?? (fields.id !== undefined || fields.email !== undefined ? { id: fields.id, email: fields.email } : given);
+  if (identity === null || typeof identity !== "object" || Array.isArray(identity)) return identity;
+  const { email, ...rest } = identity as Record<string, unknown>;
+  return email === "" ? rest : identity;
+}
+
+function withObjectsFromText(body: unknown): unknown {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
+  const fields = body as Record<string, unknown>;
+  return {
+    ...fields,
+    identity: identityOf(fields),
+    data: objectFromText(fields.data),
+    extras: objectFromText(fields.extras),
+  };
+}
+
+const validateTrackBody = typia.createValidate<TrackBody>();
+
+const hash = (text: string) => createHash("sha256").update(text).digest("base64url");
+
+/**
+ * Vero's rule: the same user, name (normalised) and `data` when sent, else `check_id`, else
+ * nothing. An idempotency key, when given, replaces it: the client says which events are one.
+ */
+function dedupOf(event: Omit<TrackedEvent, "dedupKey" | "dedupWindowMs">, body: TrackBody, context: TrackContext) {
+  const idempotency = context.idempotencyKey ?? body.extras?.message_id ?? undefined;
+  if (idempotency !== undefined && idempotency !== null && idempotency !== "")
+    return { dedupKey: hash(`idempotency\0${idempotency}`), dedupWindowMs: IDEMPOTENCY_WINDOW_MS };
+  if (context.dedupWindowMs <= 0) return {};
+  const checkId = body.extras?.check_id;
+  const content =
+    event.data !== null
+      ? `data\0${canonicalJson(event.data)}`
+      : checkId !== undefined && checkId !== null
+        ? `check\0${String(checkId)}`
+        : "";
+  const key = hash(`vero\0${event.key}\0${normalisedEventName(event.name)}\0${content}`);
+  return { dedupKey: key, dedupWindowMs: context.dedupWindowMs };
+}
+
+const inIdentity = (problem: Problem): Problem => ({
+  path: `identity.${problem.path}`,
+  message: `identity.${problem.message}`,
+});
+
+/** The event a track body names, or the problems that keep it from being one. */
+export function parseTrack(input: unknown, context: TrackContext): Parsed<TrackedEvent> {
+  if (context.idempotencyKey !== undefined && context.idempotencyKey.length > 255) {
+    const message = "the Idempotency-Key header must be at most 255 characters";
+    return { ok: false, problems: [{ path: "Idempotency-Key", message }] };
+  }
+  const body = withObjectsFromText(input);
+  const result = validateTrackBody(body);
+  if (!result.success) return { ok: false, problems: describeTypiaErrors(result.errors) };
+  const problems = jsonValueProblems(body);
+  if (problems.length > 0) return { ok: false, problems };
+  const track = result.data;
+
+  let t = context.receivedAt;
+  const createdAt = track.extras?.created_at;
+  if (createdAt !== undefined && createdAt !== null) {
+    const parsed = parseTimestamp(createdAt);
+    if (parsed === null) {
+      const message = "extras.created_at must be an ISO 8601 date-time with a time zone, or Unix time in seconds";
+      return { ok: false, problems: [{ path: "extras.created_at", message }] };
+    }
+    if (parsed > context.receivedAt + MAX_FUTURE_SKEW_MS) {
+      const message = "extras.created_at must not be more than 5 minutes in the future";
+      return { ok: false, problems: [{ path: "extras.created_at", message }] };
+    }
+    // As for identify: nothing is ordered after the moment it was acknowledged.
+    t = Math.min(parsed, context.receivedAt);
+  }
+  let userId: string;
+  try {
+    userId = userIdOf(track.identity);
+  } catch (error) {
+    if (error instanceof InvalidInput) return { ok: false, problems: error.problems.map(inIdentity) };
+    throw error;
+  }
+  const event: Omit<TrackedEvent, "dedupKey" | "dedupWindowMs"> = {
+    projectId: context.projectId,
+    key: profileKeyForId(userId),
+    userId,
+    eventId: context.eventId,
+    name: track.event_name,
+    data: (track.data ?? null) as Record<string, Json> | null,
+    t,
+    receivedAt: context.receivedAt,
+  };
+  if (track.identity.email !== undefined && track.identity.email !== null) event.email = track.identity.email;
+  if (track.extras?.source !== undefined && track.extras.source !== null) event.source = track.extras.source;
+  return { ok: true, value: { ...event, ...dedupOf(event, track, context) } };
+}
+
+/**
+ * A job's events with those that repeat another's deduplication key within its window (as
+ * received) left out: `kept` holds the first of each run, `duplicates` the rest. The store
+ * claims each key once per statement, and checks the kept ones against what is stored.
+ */
+export function collapseDuplicateEvents(events: readonly TrackedEvent[]): {
+  kept: TrackedEvent[];
+  duplicates: TrackedEvent[];
+} {
+  const lastKept = new Map<string, number>();
+  const kept: TrackedEvent[] = [];
+  const duplicates: TrackedEvent[] = [];
+  const byReceipt = [...events].sort((a, b) => a.receivedAt - b.receivedAt);
+  for (const event of byReceipt) {
+    if (event.dedupKey === undefined) {
+      kept.push(event);
+      continue;
+    }
+    const key = `${event.projectId}\0${event.dedupKey}`;
+    const last = lastKept.get(key);
+    if (last !== undefined && event.receivedAt - last < (event.dedupWindowMs ?? 0)) {
+      duplicates.push(event);
+      continue;
+    }
+    lastKept.set(key, event.receivedAt);
+    kept.push(event);
+  }
+  return { kept, duplicates };
+}
+
+/**
+ * As in Vero, an event for a user who is no profile creates one, by the identify rules: an
+ * identify stamped at the user's earliest event, with the identity's email when one was given.
+ * Users who are profiles already are not written at all.
+ */
+export function profileCreations(
+  events: readonly TrackedEvent[],
+  notProfiles: readonly { projectId: number; key: string }[],
+): IdentifyEvent[] {
+  const wanted = new Set(notProfiles.map(({ projectId, key }) => `${projectId}\0${key}`));
+  const creations = new Map<string, IdentifyEvent>();
+  for (const event of events) {
+    const user = `${event.projectId}\0${event.key}`;
+    if (!wanted.has(user)) continue;
+    const creation = creations.get(user) ?? {
+      projectId: event.projectId,
+      key: event.key,
+      id: event.userId,
+      t: event.t,
+      updateOnly: false,
+    };
+    creation.t = Math.min(creation.t, event.t);
+    if (creation.email === undefined && event.email !== undefined) creation.email = event.email;
+    creations.set(user, creation);
+  }
+  return [...creations.values()];
+}
+
+export const EVENT_PAGE_DEFAULT = 25;
+export const EVENT_PAGE_MAX = 100;
+
+/** A page of a user's events, newest first: those after `after` (the previous page's last). */
+export interface EventPageRequest {
+  limit: number;
+  after: { t: number; id: string } | null;
+  /** normalisedEventName of the `event_name` asked for. */
+  nameKey: string | null;
+  /** Events that happened at or after `since` and before `until` (ms). */
+  since: number | null;
+  until: number | null;
+}
+
+const EVENT_CURSOR_TEXT = /^event:([0-9]{1,15}):([0-9a-f-]{36})$/;
+
+/** Opaque to clients, so the keyset behind it can change without breaking them. */
+export function eventCursor(t: number, id: string): string {
+  return Buffer.from(`event:${t}:${id}`).toString("base64url");
+}
+
+function afterFromCursor(cursor: string): EventPageRequest["after"] {
+  const match = EVENT_CURSOR_TEXT.exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (match === null || eventCursor(Number(match[1]), match[2] as string) !== cursor) return null;
+  return { t: Number(match[1]), id: match[2] as string };
+}
+
+type QueryValue = string | string[] | undefined;
+
+/** Reads `limit`, `cursor`, `event_name`, `since` and `until` from a query string. */
+export function eventPageRequest(query: Record<string, QueryValue>): Parsed<EventPageRequest> {
+  const problems: Problem[] = [];
+  const text = (name: string): string | null => {
+    const value = query[name];
+    if (value === undefined) return null;
+    if (typeof value === "string") return value;
+    problems.push({ path: `query.${name}`, message: `${name} must be given once` });
+    return null;
+  };
+  const page: EventPageRequest = { limit: EVENT_PAGE_DEFAULT, after: null, nameKey: null, since: null, until: null };
+  const limit = text("limit");
+  if (limit !== null) {
+    if (/^[0-9]{1,3}$/.test(limit) && Number(limit) >= 1 && Number(limit) <= EVENT_PAGE_MAX) page.limit = Number(limit);
+    else problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${EVENT_PAGE_MAX}` });
+  }
+  const cursor = text("cursor");
+  if (cursor !== null) {
+    page.after = afterFromCursor(cursor);
+    if (page.after === null)
+      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
+  }
+  const name = text("event_name");
+  if (name !== null) {
+    if (name.length >= 1 && name.length <= 255) page.nameKey = normalisedEventName(name);
+    else problems.push({ path: "query.event_name", message: "event_name must be 1 to 255 characters" });
+  }
+  for (const bound of ["since", "until"] as const) {
+    const value = text(bound);
+    if (value === null) continue;
+    page[bound] = parseTimestamp(value);
+    if (page[bound] === null) {
+      const message = `${bound} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`;
+      problems.push({ path: `query.${bound}`, message });
+    }
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value: page };
+}

@@ -1,0 +1,121 @@
+import { randomUUID } from "node:crypto";
+import {
+  connect,
+  dayOf,
+  dropEventPartitionsBefore,
+  ensureEventPartitions,
+  eventPartitionDays,
+  eventPartitionName,
+  pruneEventKeys,
+  storeEvents,
+  type Sql,
+} from "@cm/db";
+import type { TrackedEvent } from "@cm/domain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+// The events table's partitions (migration 013) and storeEvents against the real Postgres.
+
+const DAY = 86_400_000;
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase("event_storage");
+});
+afterAll(() => db.drop());
+
+const event = (t: number, fields: Partial<TrackedEvent> = {}): TrackedEvent => ({
+  projectId: 1,
+  key: "i:u",
+  userId: "u",
+  eventId: randomUUID(),
+  name: "Clicked",
+  data: null,
+  t,
+  receivedAt: t,
+  ...fields,
+});
+
+/** Which table holds each stored event, by event id. */
+async function placement(): Promise<Record<string, string>> {
+  const rows = await db.sql<
+    { id: string; partition: string }[]
+  >`SELECT id, tableoid::regclass::text AS partition FROM events`;
+  return Object.fromEntries(rows.map((row) => [row.id, row.partition]));
+}
+
+describe("event partitions", () => {
+  it("are made per UTC day, take each event by when it happened, move a day's rows out of the default, and are dropped whole", async () => {
+    const today = dayOf(Date.UTC(2026, 10, 23, 15));
+    expect(await ensureEventPartitions(db.sql, today - DAY, today + DAY)).toEqual([
+      "events_p20261122",
+      "events_p20261123",
+      "events_p20261124",
+    ]);
+    expect(await ensureEventPartitions(db.sql, today - DAY, today + DAY)).toEqual([]);
+
+    const inDay = event(today + 3_600_000);
+    const nextDay = event(today + DAY + 1);
+    const early = event(today - 3 * DAY);
+    expect((await storeEvents(db.sql, [inDay, nextDay, early])).stored).toBe(3);
+    expect(await placement()).toEqual({
+      [inDay.eventId]: "events_p20261123",
+      [nextDay.eventId]: "events_p20261124",
+      [early.eventId]: "events_default",
+    });
+
+    // The day of `early` gets its partition late: its row moves out of the default.
+    expect(await ensureEventPartitions(db.sql, today - 3 * DAY, today - 3 * DAY)).toEqual([
+      eventPartitionName(today - 3 * DAY),
+    ]);
+    expect((await placement())[early.eventId]).toBe("events_p20261120");
+
+    const old = event(today - 40 * DAY);
+    await storeEvents(db.sql, [old]);
+    expect(await dropEventPartitionsBefore(db.sql, today)).toEqual({
+      dropped: ["events_p20261120", "events_p20261122"],
+      rows: 1,
+    });
+    expect(Object.keys(await placement()).sort()).toEqual([inDay.eventId, nextDay.eventId].sort());
+    expect((await eventPartitionDays(db.sql)).map(eventPartitionName)).toEqual([
+      "events_p20261123",
+      "events_p20261124",
+    ]);
+  });
+});
+
+describe("storeEvents", () => {
+  it("stores an event once though two workers race to store it and its duplicates", async () => {
+    const second: Sql = connect(db.url, { max: 2 });
+    try {
+      const t = Date.UTC(2026, 10, 23, 16);
+      const dedup = { dedupKey: "same", dedupWindowMs: 300_000 };
+      const batches = [0, 1, 2, 3].map((n) => [event(t + n, { projectId: 2, ...dedup })]);
+      const results = await Promise.all(batches.map((batch, n) => storeEvents(n % 2 ? second : db.sql, batch)));
+      expect(results.reduce((sum, result) => sum + result.stored, 0)).toBe(1);
+      expect((await storeEvents(db.sql, [event(t + 300_000, { projectId: 2, ...dedup })])).stored).toBe(1);
+      expect((await storeEvents(db.sql, [event(t - 300_000, { projectId: 2, ...dedup })])).stored).toBe(1);
+      const [counted] = await db.sql`SELECT count(*)::integer AS n FROM events WHERE project_id = 2`;
+      expect(counted?.n).toBe(3);
+
+      expect(await pruneEventKeys(db.sql, t)).toBe(0);
+      expect(await pruneEventKeys(db.sql, t + 3_600_000)).toBe(1);
+    } finally {
+      await second.end();
+    }
+  });
+
+  it("tells which users are no profile yet, and stores nothing stamped at or before an erasure of its user", async () => {
+    await db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t, deleted_t, updated_at) VALUES
+        (3, 'i:known', 'known', 1, 1, NULL, now()),
+        (3, 'i:erased', 'erased', 100, NULL, 100, now())`;
+    const result = await storeEvents(db.sql, [
+      event(50, { projectId: 3, key: "i:known" }),
+      event(100, { projectId: 3, key: "i:erased" }),
+      event(101, { projectId: 3, key: "i:erased" }),
+      event(50, { projectId: 3, key: "i:new" }),
+    ]);
+    expect(result.stored).toBe(3);
+    expect(result.notProfiles.map((user) => user.key).sort()).toEqual(["i:erased", "i:new"]);
+  });
+});
