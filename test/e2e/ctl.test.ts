@@ -115,6 +115,38 @@ describe("ctl", () => {
     expect(result.stderr).toMatch(/already has a topic named/);
   });
 
+  it("events delete removes a user's events in a time range, linked ids' included, and nothing else", async () => {
+    const { project } = await ctlJson(["project", "create", "--name", "Events"]);
+    const at = (day: number) => new Date(Date.UTC(2026, 0, day)).toISOString();
+    await db.sql`INSERT INTO profile_links (project_id, from_key, to_key, t) VALUES (${project.id}, 'i:old', 'i:u', 1)`;
+    for (const [key, day] of [
+      ["i:u", 1],
+      ["i:u", 2],
+      ["i:old", 2],
+      ["i:u", 3],
+      ["i:other", 2],
+    ] as const) {
+      await db.sql`
+        INSERT INTO events (project_id, user_key, id, name, name_key, created_at, received_at)
+        VALUES (${project.id}, ${key}, gen_random_uuid(), 'e', 'e', ${at(day)}, ${at(day)})`;
+    }
+    const id = String(project.id);
+    expect(await ctlJson(["events", "delete", "--project", id, "--user", "u", "--from", at(2), "--to", at(3)])).toEqual(
+      {
+        deleted: 2,
+      },
+    );
+    const left = await db.sql`SELECT user_key, created_at FROM events WHERE project_id = ${project.id} ORDER BY 1, 2`;
+    expect(left.map((row) => [row.user_key, row.created_at.toISOString()])).toEqual([
+      ["i:other", at(2)],
+      ["i:u", at(1)],
+      ["i:u", at(3)],
+    ]);
+    expect(await ctlJson(["events", "delete", "--project", id, "--user", "u"])).toEqual({ deleted: 2 });
+    const refused = await runCtl(env, ["events", "delete", "--project", id, "--user", "u", "--from", "soon"]);
+    expect([refused.code, refused.stderr]).toEqual([2, expect.stringMatching(/--from/)]);
+  });
+
   it("reports an unreachable database clearly", async () => {
     const result = await runCtl({ ...env, DATABASE_URL: "postgres://postgres@127.0.0.1:1/none" }, ["migrate"]);
     expect(result.code).toBe(1);

@@ -118,6 +118,7 @@ describe("real responses conform to /api/v2/openapi.json", () => {
       ["POST", "/users/reidentify", { id: "doc-anon-2", new_id: "doc-known" }],
       ["POST", "/users/delete", { id: "doc-gone" }],
       ["DELETE", "/users/delete", { id: "doc-gone-2" }],
+      ["POST", "/events/track", { identity: { id: "doc-user" }, event_name: "Documented", data: { page: 1 } }],
     ] as const;
     for (const [method, path, body] of operations) {
       for (const twin of [path, `${path}.json`]) {
@@ -154,6 +155,12 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect((await call("GET", "/api/v2/users/doc-user", { key: null })).status).toBe(401);
     expect((await call("GET", "/api/v2/users/doc-user", { key: await stack.project.keyWith([]) })).status).toBe(403);
     expect((await call("GET", "/api/v2/users/doc-user", { headers: { revision: "someday" } })).status).toBe(400);
+    await waitFor("the events", async () =>
+      (await call("GET", "/api/v2/users/doc-user/events")).body.data.length > 0 ? true : undefined,
+    );
+    expect((await call("GET", "/api/v2/users/doc-user/events?limit=0")).status).toBe(422);
+    expect((await call("GET", "/api/v2/users/doc-user/events", { key: null })).status).toBe(401);
+    expect((await call("GET", "/api/v2/heartbeat", { key: null })).status).toBe(200);
   });
 
   it("topics", async () => {

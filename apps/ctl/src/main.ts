@@ -3,6 +3,7 @@ import { loadConfig } from "@cm/config";
 import { connect } from "@cm/db";
 import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
+import { deleteEventsCommand } from "./commands/events";
 import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import { createKeyCommand, parsePermissions } from "./commands/key";
 import { migrateCommand } from "./commands/migrate";
@@ -16,6 +17,7 @@ const USAGE = `usage: ctl <command>
   topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
   journey import --project ID FILE
   journey status --id ID --status draft|active|paused|archived|cancelled
+  events delete --project ID --user USER_ID [--from TIME] [--to TIME]
   demo`;
 
 const OPTIONS = {
@@ -26,6 +28,9 @@ const OPTIONS = {
   "default-status": { type: "string" },
   id: { type: "string" },
   status: { type: "string" },
+  user: { type: "string" },
+  from: { type: "string" },
+  to: { type: "string" },
 } as const;
 
 async function run(argv: string[]): Promise<unknown> {
@@ -59,6 +64,11 @@ async function run(argv: string[]): Promise<unknown> {
         return await importJourneyCommand(sql, integerOption(values, "project"), positionals.slice(2));
       case "journey status":
         return await journeyStatusCommand(sql, integerOption(values, "id"), requireOption(values, "status"));
+      case "events delete":
+        return await deleteEventsCommand(sql, integerOption(values, "project"), requireOption(values, "user"), {
+          ...(values.from === undefined ? {} : { from: values.from }),
+          ...(values.to === undefined ? {} : { to: values.to }),
+        });
       case "demo":
         return await demoCommand(sql);
       default:

@@ -3,6 +3,7 @@ import postgres from "postgres";
 export type Sql = postgres.Sql;
 /** What a repository function runs on: the pool or an open transaction. */
 export type Db = postgres.Sql | postgres.TransactionSql;
+export type Transaction = postgres.TransactionSql;
 
 export interface ConnectOptions {
   /** Pool size; a worker wants a few connections per concurrent batch, the ctl only one. */

@@ -1,6 +1,6 @@
 import { normalisedEventName, type TrackedEvent } from "@cm/domain";
 import { PROJECT_EVENTS_LOCK } from "./advisory-locks";
-import type { Db, Sql } from "./connect";
+import type { Db, Sql, Transaction } from "./connect";
 
 /** What storing a job's events did, and the users they name that are no profile yet. */
 export interface StoredEvents {
@@ -19,6 +19,14 @@ export interface StoredEvents {
  */
 export async function storeEvents(sql: Sql, events: readonly TrackedEvent[]): Promise<StoredEvents> {
   if (events.length === 0) return { stored: 0, notProfiles: [] };
+  return sql.begin((tx) => storeEventsInTransaction(tx, events));
+}
+
+/** storeEvents within a transaction of the caller's (the locks are held until it ends). */
+export async function storeEventsInTransaction(
+  tx: Transaction,
+  events: readonly TrackedEvent[],
+): Promise<StoredEvents> {
   const projects = [...new Set(events.map((event) => event.projectId))].sort((a, b) => a - b);
   const batch = events.map((e) => [
     e.projectId,
@@ -33,10 +41,9 @@ export async function storeEvents(sql: Sql, events: readonly TrackedEvent[]): Pr
     e.dedupKey ?? null,
     e.dedupWindowMs ?? null,
   ]);
-  const [row] = await sql.begin(async (tx) => {
-    await tx`SELECT pg_advisory_xact_lock_shared(${PROJECT_EVENTS_LOCK}::integer, p)
-               FROM (SELECT p FROM unnest(${projects}::integer[]) AS p ORDER BY p) AS ordered`;
-    return tx<{ stored: number; not_profiles: [number, string][] }[]>`
+  await tx`SELECT pg_advisory_xact_lock_shared(${PROJECT_EVENTS_LOCK}::integer, p)
+             FROM (SELECT p FROM unnest(${projects}::integer[]) AS p ORDER BY p) AS ordered`;
+  const [row] = await tx<{ stored: number; not_profiles: [number, string][] }[]>`
       WITH input AS (
         SELECT (e ->> 0)::integer AS project_id, e ->> 1 AS user_key, (e ->> 2)::uuid AS id, e ->> 3 AS name,
                e ->> 4 AS name_key, nullif(e -> 5, 'null') AS data, e ->> 6 AS source, (e ->> 7)::bigint AS t,
@@ -74,7 +81,6 @@ export async function storeEvents(sql: Sql, events: readonly TrackedEvent[]): Pr
                          FROM input AS i
                          LEFT JOIN users AS u ON u.project_id = i.project_id AND u.key = i.user_key
                         WHERE u.is_profile IS NOT TRUE), '[]') AS not_profiles`;
-  });
   const result = row as { stored: number; not_profiles: [number, string][] };
   return {
     stored: result.stored,

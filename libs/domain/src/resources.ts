@@ -1,3 +1,4 @@
+import type { TrackBody } from "./events";
 import type { IdentifyBody } from "./identify";
 import type { JourneyStatus } from "./journey";
 import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "./profile-requests";
@@ -22,6 +23,7 @@ export type EditUserRequest = EditUserBody & IdentifyCredentialFields;
 export type EditTagsRequest = EditTagsBody & IdentifyCredentialFields;
 export type UserRefRequest = UserRefBody & IdentifyCredentialFields;
 export type ReidentifyRequest = ReidentifyBody & IdentifyCredentialFields;
+export type TrackRequest = TrackBody & IdentifyCredentialFields;
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;

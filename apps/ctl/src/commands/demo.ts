@@ -7,9 +7,10 @@ import {
   DEMO_PROJECT_LOCK,
   findProjectByName,
   insertTopic,
+  storeEventsInTransaction,
   takeAdvisoryLock,
-  type Db,
   type Sql,
+  type Transaction,
 } from "@cm/db";
 import {
   mergeStates,
@@ -20,7 +21,9 @@ import {
   type ProfileState,
   type StateOperation,
   type TopicStatus,
+  type TrackedEvent,
 } from "@cm/domain";
+import { randomUUID } from "node:crypto";
 import { importDemoJourneys } from "./journey";
 
 export const DEMO_PROJECT_NAME = "Demo project";
@@ -66,8 +69,25 @@ function demoState(event: IdentifyEvent, n: number): ProfileState {
   return operations.map(stateFromOperation).reduce(mergeStates);
 }
 
-/** Topics, profiles (some with topic choices) and journeys for a new demo project. */
-async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
+/** What a demo user did on the site: a visit each, a product viewed by every third. */
+function demoTrackedEvents(identify: IdentifyEvent, n: number): TrackedEvent[] {
+  const event = (name: string, t: number, data: TrackedEvent["data"]): TrackedEvent => ({
+    projectId: identify.projectId,
+    key: identify.key,
+    userId: identify.id,
+    eventId: randomUUID(),
+    name,
+    data,
+    source: "demo",
+    t,
+    receivedAt: t,
+  });
+  const visit = event("Visited site", identify.t + 2_000, { path: "/" });
+  return n % 3 === 0 ? [visit, event("Viewed Product", identify.t + 30_000, { sku: `SKU-${n % 12}` })] : [visit];
+}
+
+/** Topics, profiles (some with topic choices), their events and journeys for a new demo project. */
+async function fillDemoProject(tx: Transaction, projectId: number): Promise<void> {
   const topicIds: number[] = [];
   for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);
   const now = Date.now();
@@ -75,6 +95,10 @@ async function fillDemoProject(tx: Db, projectId: number): Promise<void> {
   await applyProfileWrites(
     tx,
     events.map((event, n) => ({ projectId, key: event.key, externalId: event.id, state: demoState(event, n + 1) })),
+  );
+  await storeEventsInTransaction(
+    tx,
+    events.flatMap((event, n) => demoTrackedEvents(event, n + 1)),
   );
   await importDemoJourneys(tx, projectId);
 }

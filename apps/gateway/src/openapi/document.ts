@@ -13,6 +13,8 @@ import type {
   Topic,
   TopicPage,
   TopicPatch,
+  TrackRequest,
+  UserEventPage,
   UserRefRequest,
 } from "@cm/domain";
 import typia from "typia";
@@ -35,6 +37,8 @@ const schemas = typia.json.schemas<
     EditTagsRequest,
     UserRefRequest,
     ReidentifyRequest,
+    TrackRequest,
+    UserEventPage,
   ],
   "3.1"
 >();
@@ -56,6 +60,8 @@ const [
   editTagsBody,
   userRefBody,
   reidentifyBody,
+  trackBody,
+  userEventPage,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -292,6 +298,68 @@ export const openApiDocument = {
       example: { id: "user-1" },
       form: "auth_token=AUTH_TOKEN&id=user-1",
     }),
+    ...usersApiPaths("/events/track", ["post"], {
+      operationId: "trackEvent",
+      summary: "Track an event of a user (docs/events.md)",
+      description:
+        "`identity` names the user by `id`, or by `email` for a user known by email alone; a user who is no profile " +
+        "gets one. `identity`, `data` and `extras` may be JSON text (n8n, form clients). Two events of a user with " +
+        "the same name (case, spaces, `_` and `-` ignored) and data (else `extras.check_id`) received within " +
+        "EVENT_DEDUP_WINDOW_S are one; an `Idempotency-Key` header or `extras.message_id` makes events with that " +
+        "key one for 7 days. A duplicate answers 200 like any event.",
+      schema: trackBody,
+      example: {
+        identity: { id: "user-1", email: "ada@example.com" },
+        event_name: "Viewed Product",
+        data: { sku: "A-1", price: 12 },
+        extras: { source: "web" },
+      },
+      form: "auth_token=AUTH_TOKEN&identity[id]=user-1&event_name=Viewed+Product&data[sku]=A-1",
+    }),
+    "/heartbeat": {
+      get: {
+        operationId: "heartbeat",
+        summary: "Vero's heartbeat: answers while the gateway runs",
+        responses: { "200": identifyError("Success.") },
+        ...curl("curl http://localhost:3000/api/v2/heartbeat"),
+      },
+    },
+    "/users/{id}/events": {
+      get: {
+        operationId: "listUserEvents",
+        summary: "A user's events, newest first, cursor-paginated (permission profile:read)",
+        description:
+          "The events of every id linked with the user by a reidentify. `event_name` matches with case, spaces, `_` " +
+          "and `-` ignored; `since` (included) and `until` (excluded) bound when they happened (ISO 8601 or Unix " +
+          "seconds). An unknown user has no events.",
+        security: [{ apiKey: [] }],
+        parameters: [
+          { ...pathId("The user's id, or its email for a user known only by email"), schema: { type: "string" } },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 25 },
+          },
+          { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+          { name: "event_name", in: "query", required: false, schema: { type: "string" } },
+          { name: "since", in: "query", required: false, schema: { type: "string" } },
+          { name: "until", in: "query", required: false, schema: { type: "string" } },
+          revisionHeader,
+        ],
+        responses: revisioned(
+          limited(
+            {
+              "200": json(userEventPage, "A page of the user's events"),
+              ...keyFailures,
+              "422": problems("Bad limit, cursor, event_name or time bound"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl("curl http://localhost:3000/api/v2/users/user-1/events?limit=10 -H 'Authorization: Bearer API_KEY'"),
+      },
+    },
     "/users/{id}": {
       get: {
         operationId: "getProfile",
