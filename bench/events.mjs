@@ -5,6 +5,7 @@
 // stored) and in flight (Redis memory per million queued).
 // Usage: npm run build && node bench/events.mjs   (BENCH_RUNS=5 for more runs)
 import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -148,6 +149,43 @@ function copyChunks(events) {
   return chunks;
 }
 
+/** User + system CPU seconds of a process so far (Linux /proc; 10 ms ticks); 0 once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every Postgres server process on this machine (backends, WAL writer, checkpointer...). */
+function postgresCpu() {
+  const spent = new Map();
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    let command = "";
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue;
+    }
+    if (command.startsWith("postgres")) spent.set(pid, cpuSeconds(pid));
+  }
+  return spent;
+}
+
+/** Postgres CPU seconds since `before` (processes started since count whole); null when Postgres is not local. */
+function postgresCpuSince(before) {
+  const after = postgresCpu();
+  if (after.size === 0) return null;
+  let seconds = 0;
+  for (const [pid, spent] of after) seconds += spent - (before.get(pid) ?? 0);
+  return seconds;
+}
+
+/** µs per event, or null when not measured. */
+const perEvent = (seconds, events) => (seconds === null ? null : (seconds * 1e6) / events);
+
 async function redisUsedMemory(redis) {
   const info = await redis.info("memory");
   return Number(/used_memory:(\d+)/.exec(info)[1]);
@@ -200,15 +238,20 @@ async function drainOnce(databaseUrl, sql, events) {
   const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix }));
   try {
     await sleep(2000);
+    const [workerBefore, postgresBefore] = [cpuSeconds(worker.child.pid), postgresCpu()];
     const started = performance.now();
     await queue.resume();
     while ((await queue.getJobCountByTypes("waiting", "active", "delayed", "paused")) > 0) await sleep(20);
     const seconds = (performance.now() - started) / 1000;
+    const postgresSeconds = postgresCpuSince(postgresBefore);
+    const workerSeconds = cpuSeconds(worker.child.pid) - workerBefore;
     const failed = await queue.getFailedCount();
     if (failed > 0) throw new Error(`${failed} drain jobs failed`);
     return {
       eventsPerSec: events.length / seconds,
       seconds,
+      postgresCpuMicros: perEvent(postgresSeconds, events.length),
+      workerCpuMicros: perEvent(workerSeconds, events.length),
       redisBytesPerMillion: (redisBytes * 1e6) / events.length,
       ...(await sizesPerMillion(sql)),
     };
@@ -224,13 +267,15 @@ async function drainOnce(databaseUrl, sql, events) {
 /** The baseline: the same rows in one bare COPY through postgres.js, into the same (emptied) table. */
 async function copyOnce(sql, chunks) {
   await emptyTables(sql);
+  const postgresBefore = postgresCpu();
   const started = performance.now();
   const writable =
     await sql`COPY events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
                              FROM STDIN`.writable();
   await pipeline(Readable.from(chunks), writable);
   const seconds = (performance.now() - started) / 1000;
-  return { eventsPerSec: DRAIN_EVENTS / seconds, seconds, ...(await sizesPerMillion(sql)) };
+  const postgresCpuMicros = perEvent(postgresCpuSince(postgresBefore), DRAIN_EVENTS);
+  return { eventsPerSec: DRAIN_EVENTS / seconds, seconds, postgresCpuMicros, ...(await sizesPerMillion(sql)) };
 }
 
 async function measureDrain(databaseUrl) {
@@ -278,6 +323,12 @@ const fmt = (n, digits = 0) =>
 const mb = (bytes) => `${fmt(bytes / 1024 / 1024, 1)} MiB`;
 const pct = (a, b) => `${fmt((100 * a) / b)}%`;
 const met = (ok) => (ok ? "met" : "not met");
+/** A run's median CPU per event: Postgres (every server process), and the worker's when it ran. */
+const cpu = (run) =>
+  [
+    run.postgresCpuMicros === undefined ? "Postgres not local" : `Postgres ${fmt(run.postgresCpuMicros, 1)} µs`,
+    ...(run.workerCpuMicros === undefined ? [] : [`worker ${fmt(run.workerCpuMicros, 1)} µs`]),
+  ].join(", ");
 
 async function main() {
   const db = await createBenchDatabase("events");
@@ -297,8 +348,8 @@ async function main() {
 | Measurement | Result | Baseline in the same run | Target |
 |---|---|---|---|
 | Gateway intake, accepted events/s (\`POST /api/v2/events/track\`, ${CONNECTIONS} connections, ${DURATION_S} s, ${fmt(INTAKE_BODIES)} distinct users) | **${fmt(track.requestsPerSec)}** (p50 ${track.p50} ms, p99 ${track.p99} ms, non-2xx ${track.non2xx}) | identify intake, same gateway, in turns: ${fmt(identify.requestsPerSec)} (p50 ${identify.p50} ms, p99 ${identify.p99} ms, non-2xx ${identify.non2xx}) → ${pct(track.requestsPerSec, identify.requestsPerSec)} | ≥ identify: ${met(track.requestsPerSec >= identify.requestsPerSec)} |
-| Worker drain, events stored/s (1 process, ${fmt(DRAIN_EVENTS)} events in jobs of ${EVENTS_PER_JOB}, Vero deduplication on: ${DEDUP_WINDOW_MS / 1000} s window) | **${fmt(on.eventsPerSec)}** | bare \`COPY events FROM STDIN\` of the same rows: ${fmt(copy.eventsPerSec)} → ${pct(on.eventsPerSec, copy.eventsPerSec)} | ≥ 50% of COPY: ${met(on.eventsPerSec >= copy.eventsPerSec / 2)} |
-| Same, deduplication off (window 0, no idempotency key) | **${fmt(off.eventsPerSec)}** | COPY: ${pct(off.eventsPerSec, copy.eventsPerSec)}; deduplication costs ${pct(off.eventsPerSec - on.eventsPerSec, off.eventsPerSec)} of the drain rate | ≥ 50% of COPY: ${met(off.eventsPerSec >= copy.eventsPerSec / 2)} |
+| Worker drain, events stored/s (1 process, ${fmt(DRAIN_EVENTS)} events in jobs of ${EVENTS_PER_JOB}, Vero deduplication on: ${DEDUP_WINDOW_MS / 1000} s window) | **${fmt(on.eventsPerSec)}** (CPU per event: ${cpu(on)}) | bare \`COPY events FROM STDIN\` of the same rows: ${fmt(copy.eventsPerSec)} (CPU per event: ${cpu(copy)}) → ${pct(on.eventsPerSec, copy.eventsPerSec)} | ≥ 50% of COPY: ${met(on.eventsPerSec >= copy.eventsPerSec / 2)} |
+| Same, deduplication off (window 0, no idempotency key) | **${fmt(off.eventsPerSec)}** (CPU per event: ${cpu(off)}) | COPY: ${pct(off.eventsPerSec, copy.eventsPerSec)}; deduplication costs ${pct(off.eventsPerSec - on.eventsPerSec, off.eventsPerSec)} of the drain rate | ≥ 50% of COPY: ${met(off.eventsPerSec >= copy.eventsPerSec / 2)} |
 
 | Per million events | Bytes |
 |---|---|
@@ -308,7 +359,8 @@ async function main() {
 
 Drain: the users (${fmt(DRAIN_USERS)}, ten events each) are profiles already; events are built by \`parseTrack\` as the
 gateway builds them, all distinct, stamped now (today's partition); \`events\` and \`event_keys\` are emptied before each
-drain and each COPY, which take turns. Sizes after \`VACUUM\`.
+drain and each COPY, which take turns. Sizes after \`VACUUM\`. CPU per event: user + system time over the drain (or
+the COPY) of every Postgres server process and of the worker process, from /proc; the machine's 2 cores bound their sum.
 `;
     writeResults(
       "events",
