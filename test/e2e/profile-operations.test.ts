@@ -219,13 +219,12 @@ describe("bodies", () => {
       ["PUT", "/users/edit", { id: "u", changes: "plan=pro" }, /^changes must be a JSON object$/],
       ["PUT", "/users/tags/edit", { id: "u" }, /^add or remove must name at least one tag$/],
       ["PUT", "/users/tags/edit", { id: "u", add: ["", " "] }, /^add or remove must name at least one tag$/],
-      ["PUT", "/users/tags/edit", { id: "u", add: "vip" }, /^add must be an array of at most 100 items or null$/],
+      ["PUT", "/users/tags/edit", { id: "u", add: 7 }, /^add must be an array of at most 100 items or null$/],
       ["PUT", "/users/tags/edit", { id: "u", remove: [7] }, /^remove\[0\] must be a string of at most 255 characters$/],
       ["POST", "/users/unsubscribe", {}, /^id or email is required$/],
       ["POST", "/users/resubscribe", { email: "nobody" }, /^email must be an email address/],
       ["PUT", "/users/reidentify", { id: "a" }, /^new_id is required/],
       ["PUT", "/users/reidentify", { email: "a@b.co", new_id: "b" }, /^id is required/],
-      ["PUT", "/users/reidentify", { id: "a", new_id: "a" }, /^new_id must differ from id$/],
       ["POST", "/users/delete", { id: 2 ** 60 }, /^id must be sent as a string when it is larger than 2\^53 - 1$/],
       ["POST", "/users/delete", { id: "" }, /^id must be a string of at least 1 character/],
       ["POST", "/users/delete", [], /^body must be a JSON object$/],
@@ -272,6 +271,36 @@ describe("bodies", () => {
     const php = JSON.stringify({ auth_token: token(), id: "php-edit", changes: [] });
     expect(await send("PUT", "/users/edit.json", php, JSON_TYPE)).toMatchObject({ status: 200 });
     expect(await queuedFor("edit", "i:php-edit")).toMatchObject({ changes: {} });
+  });
+
+  it("takes what other clients send: a reidentify onto the same id, objects as JSON text, one tag as text, a DELETE's fields in the query", async () => {
+    const auth = `auth_token=${encodeURIComponent(token())}`;
+    const same = await send(
+      "PUT",
+      `/users/reidentify?${auth}`,
+      JSON.stringify({ id: "check", new_id: "check" }),
+      JSON_TYPE,
+    );
+    expect(same).toMatchObject({ status: 200, body: SUCCESS });
+    expect((await queued()).filter((operation) => operation.key === "i:check")).toEqual([]);
+
+    const identify = JSON.stringify({ id: "java-1", data: JSON.stringify({ plan: "pro" }) });
+    expect(await send("POST", `/users/track?${auth}`, identify, JSON_TYPE)).toMatchObject({ status: 200 });
+    expect(await queuedFor("identify", "i:java-1")).toMatchObject({ data: { plan: "pro" } });
+    const edit = JSON.stringify({ id: "java-2", changes: JSON.stringify({ plan: "team" }) });
+    expect(await send("PUT", `/users/edit?${auth}`, edit, JSON_TYPE)).toMatchObject({ status: 200 });
+    expect(await queuedFor("edit", "i:java-2")).toMatchObject({ changes: { plan: "team" } });
+
+    const tags = JSON.stringify({ id: "one-tag", add: "vip", remove: " trial " });
+    expect(await send("PUT", `/users/tags/edit?${auth}`, tags, JSON_TYPE)).toMatchObject({ status: 200 });
+    expect(await queuedFor("tags", "i:one-tag")).toMatchObject({ add: ["vip"], remove: ["trial"] });
+
+    expect(await send("DELETE", `/users/delete?${auth}&id=query-delete`, undefined)).toMatchObject({
+      status: 200,
+      body: SUCCESS,
+    });
+    expect(await queuedFor("delete", "i:query-delete")).toMatchObject({ id: "query-delete" });
+    expect(await send("DELETE", `/users/delete?${auth}`, undefined)).toMatchObject({ status: 400 });
   });
 });
 

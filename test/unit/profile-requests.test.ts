@@ -77,7 +77,7 @@ describe("the operations a request becomes", () => {
       newId: "2",
       newKey: "i:2",
     });
-    expect(() => toReidentifyOperation(1, { id: 7, new_id: "7" }, NOW)).toThrow(/new_id must differ from id/);
+    expect(toReidentifyOperation(1, { id: 7, new_id: "7" }, NOW)).toBeNull();
     expect(() => toReidentifyOperation(1, { id: "a", new_id: 2 ** 60 }, NOW)).toThrow(
       /new_id must be sent as a string/,
     );
@@ -85,12 +85,13 @@ describe("the operations a request becomes", () => {
 });
 
 describe("parsing the bodies real clients send", () => {
-  it("reads tag lists sent as JSON text (n8n, forms) and refuses text that is no list", () => {
+  it("reads tag lists sent as JSON text (n8n, forms), other text as one tag, and refuses JSON text that is no list", () => {
     expect(parseEditTagsBody({ id: "123", add: '["a"," b"]', auth_token: "t" })).toMatchObject({ add: ["a", " b"] });
     expect(parseEditTagsBody({ id: "123", add: "[]", remove: '["prospect"]' })).toMatchObject({
       remove: ["prospect"],
     });
-    expect(refusal(parseEditTagsBody, { id: "u", add: "vip" })).toMatch(/^add must be/);
+    expect(parseEditTagsBody({ id: "u", add: "vip" })).toMatchObject({ add: ["vip"] });
+    expect(refusal(parseEditTagsBody, { id: "u", add: "[not json" })).toMatch(/^add must be/);
     expect(refusal(parseEditTagsBody, { id: "u", add: "[1]" })).toMatch(/^add\[0\] must be a string/);
     expect(refusal(parseEditTagsBody, { id: "u", add: ["x".repeat(256)] })).toMatch(/at most 255 characters/);
     expect(refusal(parseEditTagsBody, { id: "u", add: Array.from({ length: 101 }, (_, n) => `t${n}`) })).toMatch(

@@ -36,24 +36,36 @@ function parseUsersApiBody<T>(body: unknown, validate: (input: unknown) => IVali
   return result.data;
 }
 
-export const parseIdentifyBody = (body: unknown): IdentifyBody => parseUsersApiBody(body, validateIdentifyBody);
-export const parseUserRefBody = (body: unknown): UserRefBody => parseUsersApiBody(body, validateUserRefBody);
-export const parseReidentifyBody = (body: unknown): ReidentifyBody => parseUsersApiBody(body, validateReidentifyBody);
-
 /** The fields of a JSON object body, or null for any other body (which validation refuses). */
 function fieldsOf(body: unknown): Record<string, unknown> | null {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
 }
 
+/** A Java client sends `data` (or `changes`) as JSON object text inside a JSON body, as form clients do. */
+function withObjectFromText(body: unknown, name: "data" | "changes"): unknown {
+  const fields = fieldsOf(body);
+  return typeof fields?.[name] === "string" ? { ...fields, [name]: valueFromJsonText(fields[name], "{") } : body;
+}
+
+export const parseIdentifyBody = (body: unknown): IdentifyBody =>
+  parseUsersApiBody(withObjectFromText(body, "data"), validateIdentifyBody);
+export const parseUserRefBody = (body: unknown): UserRefBody => parseUsersApiBody(body, validateUserRefBody);
+export const parseReidentifyBody = (body: unknown): ReidentifyBody => parseUsersApiBody(body, validateReidentifyBody);
+
 /** PHP encodes an empty associative array as `[]`: vero-php's update() without changes sends `changes: []`. */
-export function parseEditUserBody(body: unknown): EditUserBody {
+export function parseEditUserBody(input: unknown): EditUserBody {
+  const body = withObjectFromText(input, "changes");
   const fields = fieldsOf(body);
   const emptyList = Array.isArray(fields?.changes) && fields.changes.length === 0;
   return parseUsersApiBody(emptyList ? { ...fields, changes: {} } : body, validateEditUserBody);
 }
 
-/** A list sent as JSON text, as n8n sends tags (`"add": "[\"vip\"]"`) and form clients do; other text stays. */
-const listFromText = (value: unknown) => valueFromJsonText(value, "[");
+/**
+ * A list sent as JSON text, as n8n sends tags (`"add": "[\"vip\"]"`) and form clients do; other
+ * text is one tag (`"add": "vip"`).
+ */
+const listFromText = (value: unknown) =>
+  typeof value === "string" && !value.trimStart().startsWith("[") ? [value] : valueFromJsonText(value, "[");
 
 export function parseEditTagsBody(body: unknown): EditTagsBody {
   const fields = fieldsOf(body);

@@ -80,14 +80,18 @@ export function toDeleteOperation(projectId: number, body: UserRefBody, received
   return { op: "delete", ...namedUser(projectId, body, receivedAt) };
 }
 
+/**
+ * The reidentify, or null for one onto the same id: nothing to do, and answered 200 all the
+ * same (an integration platform's connection check sends exactly that).
+ */
 export function toReidentifyOperation(
   projectId: number,
   body: ReidentifyBody,
   receivedAt: number,
-): ReidentifyOperation {
+): ReidentifyOperation | null {
   const id = userIdText(body.id, "id");
   const newId = userIdText(body.new_id, "new_id");
-  if (newId === id) throw new InvalidInput([{ path: "new_id", message: "new_id must differ from id" }]);
+  if (newId === id) return null;
   return {
     op: "reidentify",
     projectId,

@@ -36,10 +36,12 @@ async function authorize(ctx: Koa.Context, deps: GatewayDeps): Promise<Authorize
   const { projectId } = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!read.ok) throw read.error;
+  // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
+  const body = ctx.method === "DELETE" && read.bytes === 0 ? { ...ctx.query } : read.value;
   const idempotencyKey = ctx.get("idempotency-key");
   return {
     projectId,
-    body: read.value,
+    body,
     receivedAt,
     bytes: read.bytes,
     ...(idempotencyKey === "" ? {} : { idempotencyKey }),

@@ -10,7 +10,7 @@ export interface ReceivedRequest {
   bytes: number;
 }
 
-const ACCEPTED: IdentifyReply = { status: 200, message: "Success." };
+export const ACCEPTED: IdentifyReply = { status: 200, message: "Success." };
 
 /**
  * The operation goes into the next micro-batch. The answer waits for the batch to be in Redis:

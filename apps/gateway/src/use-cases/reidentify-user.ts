@@ -1,12 +1,13 @@
 import { toReidentifyOperation, type IdentifyReply, type ReidentifyBody } from "@cm/domain";
-import { queueOperation, type QueueDeps, type ReceivedRequest } from "./queue-operation";
+import { ACCEPTED, queueOperation, type QueueDeps, type ReceivedRequest } from "./queue-operation";
 
 /** api.md "Reidentify a user": from now on `id` and `new_id` name one profile, read under `new_id`. */
-export function reidentifyUser(
+export async function reidentifyUser(
   deps: QueueDeps,
   projectId: number,
   body: ReidentifyBody,
   request: ReceivedRequest,
 ): Promise<IdentifyReply> {
-  return queueOperation(deps, toReidentifyOperation(projectId, body, request.receivedAt), request);
+  const operation = toReidentifyOperation(projectId, body, request.receivedAt);
+  return operation === null ? ACCEPTED : queueOperation(deps, operation, request);
 }

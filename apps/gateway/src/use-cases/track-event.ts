@@ -2,8 +2,7 @@ import { randomUUID } from "node:crypto";
 import { InvalidInput, parseTrack, type IdentifyReply } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import type { AuthorizedRequest } from "../routes/users-api";
-
-const ACCEPTED: IdentifyReply = { status: 200, message: "Success." };
+import { ACCEPTED } from "./queue-operation";
 
 /**
  * Vero's `POST /events/track` (docs/events.md): the body becomes an event with an identity of
