@@ -111,6 +111,10 @@ describe("malformed requests get a 4xx, never a 500", () => {
       status: 400,
       body: BAD_REQUEST,
     });
+    expect(await track("not brotli at all", stack.project.authToken, { "content-encoding": "br" })).toMatchObject({
+      status: 400,
+      body: BAD_REQUEST,
+    });
     const zipped = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
       method: "POST",
       headers: { "content-type": "application/json", "content-encoding": "gzip" },
@@ -190,5 +194,12 @@ describe("queue dashboard writes", () => {
     expect(await send("PUT", "/identify/retry/failed", { "content-type": "text/plain" }, "x")).toBe(403);
     expect(await send("PUT", "/identify/retry/failed", { origin: base })).toBe(405);
     expect(await send("GET", "", {})).toBe(200);
+  });
+
+  it("answers 404, not 500, for an unknown path under the dashboard", async () => {
+    for (const path of ["/admin/queues/nope", "/admin/queues/api/nope", "/admin/queues/api/queues/nope/jobs/1"]) {
+      const response = await fetch(`${base}${path}`, { headers: admin });
+      expect(response.status, path).toBe(404);
+    }
   });
 });

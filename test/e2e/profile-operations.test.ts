@@ -199,6 +199,9 @@ describe("credentials", () => {
         ["", `tracking_api_key=nope&id=someone`, FORM_TYPE],
         [`?auth_token=${token()}`, JSON.stringify({ ...valid, tracking_api_key: "nope" }), JSON_TYPE],
         [`?auth_token=nope`, "{not json", JSON_TYPE],
+        // The same name twice, the valid token last: parsing keeps only the last.
+        ["", `{"auth_token":"nope",${JSON.stringify(valid).slice(1, -1)},"auth_token":"${token()}"}`, JSON_TYPE],
+        ["", `auth_token=nope&id=someone&auth_token=${encodeURIComponent(token())}`, FORM_TYPE],
       ] as const) {
         expect(await send(method, `${path}${query}`, sent, headers), `${method} ${path}${query} ${sent}`).toMatchObject(
           {

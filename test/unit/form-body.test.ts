@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { identifyCredential } from "../../apps/gateway/src/auth/authenticate";
+import { repeatedBodyCredentials } from "../../apps/gateway/src/auth/repeated-credentials";
 import { FormBodyError, parseFormBody } from "../../apps/gateway/src/body/form";
 
 /** Null-prototype objects compare like plain ones once through JSON. */
@@ -57,6 +58,9 @@ describe("parseFormBody (Rack's bracket nesting)", () => {
   it("refuses malformed encodings, mixed shapes and runaway nesting", () => {
     expect(() => parseFormBody("id=%E0%A4%A")).toThrow(FormBodyError);
     expect(() => parseFormBody("data=x&data[a]=1")).toThrow(FormBodyError);
+    expect(() => parseFormBody("data[a][b]=2&data[a]=1")).toThrow(FormBodyError);
+    expect(() => parseFormBody("data[a]=1&data={}")).toThrow(FormBodyError);
+    expect(() => parseFormBody("add[]=a&add=[]")).toThrow(FormBodyError);
     expect(() => parseFormBody("tags[]=a&tags[b]=1")).toThrow(FormBodyError);
     expect(() => parseFormBody(`a${"[b]".repeat(40)}=1`)).toThrow(FormBodyError);
   });
@@ -80,5 +84,20 @@ describe("identifyCredential", () => {
     expect(identifyCredential("auth_token=t1&auth_token=t2", {})).toBeNull();
     expect(identifyCredential("auth_token=t1&tracking_api_key=t2", {})).toBeNull();
     expect(identifyCredential("auth_token=t1", { tracking_api_key: "" })).toBeNull();
+  });
+});
+
+describe("repeatedBodyCredentials", () => {
+  it("finds every value of a credential named more than once at the top of a JSON or form body", () => {
+    expect(repeatedBodyCredentials('{"auth_token":"a","id":"u"}', false)).toEqual([]);
+    expect(repeatedBodyCredentials('{"auth_token":"a","data":{"x":[1,"}"]},"auth_token" : "b"}', false)).toEqual([
+      "a",
+      "b",
+    ]);
+    // A credential name inside data is no credential.
+    expect(repeatedBodyCredentials('{"auth_token":"a","data":{"auth_token":"z"}}', false)).toEqual(["a"]);
+    expect(repeatedBodyCredentials("auth_token=a&id=u&auth_token=b", true)).toEqual(["a", "b"]);
+    expect(identifyCredential("", { auth_token: "b" }, ["a", "b"])).toBeNull();
+    expect(identifyCredential("", { auth_token: "a" }, ["a", "a"])).toBe("a");
   });
 });

@@ -6,6 +6,7 @@ import { enforceRateLimit } from "../rate-limit/enforce";
 import type { RateLimiter } from "../rate-limit/rate-limiter";
 import type { AuthState } from "../state";
 import { CredentialStoreUnavailable, type CredentialCache } from "./credential-cache";
+import { IDENTIFY_CREDENTIAL_FIELDS } from "./repeated-credentials";
 
 /** `Authorization: <key>` or `Authorization: Bearer <key>`. */
 export function apiKeyFromHeader(header: string | undefined): string | null {
@@ -41,15 +42,14 @@ export function requireApiKey(
   };
 }
 
-/** The names real clients give the identify credential: api.md's, and Vero's newer one. */
-const IDENTIFY_CREDENTIAL_FIELDS = ["auth_token", "tracking_api_key"] as const;
-
 /**
  * The identify credential, wherever the client put it: the query string, or a top-level field
  * of the body (JSON or form). Null when none is given, or when those given disagree.
+ * `repeated`: the values of credential fields the body named more than once
+ * (repeatedBodyCredentials), which its parsed form no longer shows.
  */
-export function identifyCredential(querystring: string, body: unknown): string | null {
-  const given: unknown[] = [];
+export function identifyCredential(querystring: string, body: unknown, repeated: unknown[] = []): string | null {
+  const given: unknown[] = [...repeated];
   // URLSearchParams reads the parameters without building koa's whole parsed-query object.
   const query = new URLSearchParams(querystring);
   for (const field of IDENTIFY_CREDENTIAL_FIELDS) given.push(...query.getAll(field));
@@ -68,8 +68,9 @@ export async function authenticateIdentify(
   cache: CredentialCache,
   querystring: string,
   body: unknown,
+  repeated: unknown[] = [],
 ): Promise<Credential> {
-  const token = identifyCredential(querystring, body);
+  const token = identifyCredential(querystring, body, repeated);
   if (token === null) throw ApiError.unauthorized();
   const credential = await cache.verify(token);
   if (credential === null || credential.kind !== "auth_token") throw ApiError.unauthorized();

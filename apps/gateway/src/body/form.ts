@@ -69,6 +69,11 @@ function assign(params: FormObject, name: string, value: string | null, depth: n
 
   if (after === "") {
     if (key === "[]" && depth !== 0) return [value];
+    // Rack would let the value replace an object or list given before; the reverse order is
+    // refused below, so this order is too (the answer must not depend on the order).
+    const existing = params[key];
+    if (existing !== undefined && existing !== null && typeof existing === "object")
+      throw new FormBodyError("a form field is both an object and a value");
     params[key] = value;
   } else if (after === "[") {
     params[name] = value;

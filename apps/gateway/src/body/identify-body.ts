@@ -1,6 +1,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import { MAX_BODY_BYTES } from "@cm/domain";
 import type Koa from "koa";
+import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
 import { FormBodyError, parseFormBody, type FormValue } from "./form";
 
@@ -47,27 +48,33 @@ function withObjectsParsed(fields: FormValue): FormValue {
  * JSON sent with a form content type (`curl -d` without `-H`, PHP's curl with a string body)
  * was read as JSON before forms were read as forms, and still is: no form starts with "{".
  */
-function formOrJson(text: string): unknown {
+function formOrJson(text: string): { value: unknown; form: boolean } {
   if (text.trimStart().startsWith("{")) {
     try {
-      return JSON.parse(text) as unknown;
+      return { value: JSON.parse(text) as unknown, form: false };
     } catch {
       // Not JSON after all: read as the form it says it is.
     }
   }
-  return withObjectsParsed(parseFormBody(text));
+  return { value: withObjectsParsed(parseFormBody(text)), form: true };
 }
 
-/** The body and its size in bytes, or why it could not be read. */
-export type IdentifyBodyRead = { ok: true; value: unknown; bytes: number } | { ok: false; error: unknown };
+/**
+ * The body, its size in bytes and the values of credential fields it named more than once, or
+ * why it could not be read.
+ */
+export type IdentifyBodyRead =
+  { ok: true; value: unknown; bytes: number; repeatedCredentials: unknown[] } | { ok: false; error: unknown };
 
 export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRead> {
   try {
     await readRawBody(ctx, async () => {});
-    const bytes = Buffer.byteLength(ctx.request.rawBody ?? "");
+    const raw = ctx.request.rawBody ?? "";
+    const bytes = Buffer.byteLength(raw);
     if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM))
-      return { ok: true, value: ctx.request.body, bytes };
-    return { ok: true, value: formOrJson(ctx.request.body), bytes };
+      return { ok: true, value: ctx.request.body, bytes, repeatedCredentials: repeatedBodyCredentials(raw, false) };
+    const { value, form } = formOrJson(ctx.request.body);
+    return { ok: true, value, bytes, repeatedCredentials: repeatedBodyCredentials(raw, form) };
   } catch (error) {
     return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
   }

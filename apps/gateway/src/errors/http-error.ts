@@ -27,7 +27,8 @@ export function toApiError(error: unknown): ApiError {
 
 /**
  * Errors thrown by Koa's own helpers (body limits, bad JSON, unknown encodings) carry an HTTP
- * status; zlib's (a body that is not the gzip it says it is) carry a Z_ code.
+ * status; zlib's (a body that is not the gzip or deflate it says it is) carry a Z_ code, and
+ * brotli's an ERR__ one (ERR__ERROR_FORMAT_PADDING_2 for text that is no brotli).
  */
 function bodyReadError(error: unknown): ApiError | null {
   const { status, code } = (error ?? {}) as { status?: unknown; code?: unknown };
@@ -35,7 +36,7 @@ function bodyReadError(error: unknown): ApiError | null {
     const detail = BODY_FAILURES[status] ?? "body is not valid JSON";
     return new ApiError(status, { detail, problems: [{ message: detail }] });
   }
-  if (typeof code === "string" && code.startsWith("Z_")) {
+  if (typeof code === "string" && /^(Z_|ERR__)/.test(code)) {
     return ApiError.badRequest("body is not valid for its Content-Encoding");
   }
   return null;

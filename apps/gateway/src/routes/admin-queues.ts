@@ -4,6 +4,7 @@ import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { KoaAdapter } from "@bull-board/koa";
 import type Koa from "koa";
 import type { GatewayDeps } from "../deps";
+import { ApiError } from "../errors/api-error";
 
 export const ADMIN_QUEUES_PATH = "/admin/queues";
 
@@ -75,6 +76,12 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware {
       ctx.body = { error: "forbidden" };
       return;
     }
-    await dashboard(ctx, next);
+    // A path the dashboard does not serve is our 404: passed on inside the dashboard, its error
+    // handler would catch the 404 and answer 500.
+    let unclaimed = false;
+    await dashboard(ctx, async () => {
+      unclaimed = true;
+    });
+    if (unclaimed) throw ApiError.notFound();
   };
 }

@@ -33,7 +33,12 @@ const identifyPaths = (path: string): string[] => [path, `${path}.json`];
 async function authorize(ctx: Koa.Context, deps: GatewayDeps): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
   const read = await readIdentifyBody(ctx);
-  const { projectId } = await authenticateIdentify(deps.credentials, ctx.querystring, read.ok ? read.value : undefined);
+  const { projectId } = await authenticateIdentify(
+    deps.credentials,
+    ctx.querystring,
+    read.ok ? read.value : undefined,
+    read.ok ? read.repeatedCredentials : [],
+  );
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!read.ok) throw read.error;
   // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
