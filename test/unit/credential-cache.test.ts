@@ -66,7 +66,7 @@ describe("CredentialCache", () => {
 
   it("forgets the oldest verdicts beyond its size", async () => {
     const store = fakeStore();
-    const cache = new CredentialCache(store.lookup, { maxEntries: 2 }, () => 0);
+    const cache = new CredentialCache(store.lookup, { maxUnknownEntries: 2 }, () => 0);
     await cache.verify("a");
     await cache.verify("b");
     await cache.verify("c");
@@ -78,6 +78,22 @@ describe("CredentialCache", () => {
 });
 
 describe("CredentialCache lookups of tokens it does not know", () => {
+  it("never lets unknown tokens push a valid verdict out", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(
+      store.lookup,
+      { maxEntries: 10, maxUnknownEntries: 100, lookupsPerSecond: 1_000_000 },
+      () => now,
+    );
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    for (let n = 0; n < 1_000; n++) await cache.verify(`random-${n}`);
+    // Expired, and the store is down: the kept verdict still answers.
+    now = 60_000;
+    store.down = true;
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+  });
+
   it("asks the store at most lookupsPerSecond times a second, and keeps answering known tokens meanwhile", async () => {
     const store = fakeStore();
     let now = 0;

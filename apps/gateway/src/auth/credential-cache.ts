@@ -14,7 +14,10 @@ export interface CredentialCacheOptions {
   negativeTtlMs: number;
   /** While the store is unreachable, an expired verdict younger than this still answers. */
   staleMs: number;
+  /** Verdicts kept of tokens that name a credential... */
   maxEntries: number;
+  /** ...and, apart, of tokens that name none: random tokens never push a valid verdict out. */
+  maxUnknownEntries: number;
   /**
    * Lookups of tokens not in the cache, per second: a flood of random tokens would otherwise
    * reach Postgres at line rate. Known tokens keep answering from the cache meanwhile.
@@ -32,15 +35,20 @@ const DEFAULTS: CredentialCacheOptions = {
   negativeTtlMs: 5_000,
   staleMs: 600_000,
   maxEntries: 50_000,
+  maxUnknownEntries: 10_000,
   lookupsPerSecond: 500,
 };
 
 /**
  * Keeps the hot path off Postgres: verdicts are cached by a hash of the token (the token itself
- * is not kept), and concurrent requests with the same token share one lookup.
+ * is not kept), and concurrent requests with the same token share one lookup. Valid verdicts
+ * and unknown ones are kept in maps of their own, each bounded, oldest out: a flood of random
+ * tokens (the identify token sits in web pages, so anyone can send look-alikes) fills only the
+ * second, and a quiet tenant's verdict keeps answering, stale if lookups are throttled.
  */
 export class CredentialCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly valid = new Map<string, Entry>();
+  private readonly unknown = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Promise<Credential | null>>();
   private readonly options: CredentialCacheOptions;
   private readonly lookups: TokenBucket;
@@ -60,7 +68,7 @@ export class CredentialCache {
    */
   async verify(token: string): Promise<Credential | null> {
     const cacheKey = hash("sha256", token, "base64");
-    const entry = this.entries.get(cacheKey);
+    const entry = this.valid.get(cacheKey) ?? this.unknown.get(cacheKey);
     if (entry !== undefined && this.isFresh(entry)) return entry.credential;
 
     let pending = this.inFlight.get(cacheKey);
@@ -88,11 +96,13 @@ export class CredentialCache {
   }
 
   private remember(cacheKey: string, entry: Entry): void {
-    this.entries.delete(cacheKey);
-    this.entries.set(cacheKey, entry);
-    if (this.entries.size > this.options.maxEntries) {
-      const oldest = this.entries.keys().next().value as string;
-      this.entries.delete(oldest);
-    }
+    this.valid.delete(cacheKey);
+    this.unknown.delete(cacheKey);
+    const [entries, max] =
+      entry.credential === null
+        ? [this.unknown, this.options.maxUnknownEntries]
+        : [this.valid, this.options.maxEntries];
+    entries.set(cacheKey, entry);
+    if (entries.size > max) entries.delete(entries.keys().next().value as string);
   }
 }
