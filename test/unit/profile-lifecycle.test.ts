@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import {
   aliasGroup,
   canonicalKey,
+  emptyState,
   erasureState,
+  linkedState,
   mergeStates,
   stateFromOperation,
   visibleProfile,
@@ -107,9 +109,34 @@ describe("profile lifecycle rules", () => {
       }),
     );
   });
+
+  it("reads linked rows as mergeStates of each without its erasure, in one pass", () => {
+    const t = fc.integer({ min: 1, max: 4 });
+    const row = fc.oneof(
+      fc
+        .record({ t, updateOnly: fc.boolean(), email: fc.constantFrom("a@x.co", "b@x.co") })
+        .map(({ t, ...f }) => state(identify(t, f))),
+      fc.record({ t, v: fc.constantFrom("x", null) }).map(({ t, v }) => state(edit(t, { k: v }))),
+      fc.record({ t, off: fc.boolean() }).map(({ t, off }) => state(subscription(t, off))),
+      fc.record({ t, e: t }).map(({ t, e }) => mergeStates(state(identify(t)), erasureState(e))),
+    );
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 6 }), (rows) => {
+        const byMerge = rows.map((r) => ({ ...r, deletedT: null })).reduce(mergeStates, emptyState());
+        expect(linkedState(rows)).toEqual(byMerge);
+      }),
+    );
+  });
 });
 
 describe("reidentify aliases", () => {
+  it("groups a chain of 5,000 ids whose links come in reverse order", () => {
+    const edges = Array.from({ length: 4_999 }, (_, n) => ({ from: `i:${4_998 - n}`, to: `i:${4_999 - n}`, t: n }));
+    expect(aliasGroup(edges, "i:0")).toHaveLength(5_000);
+    expect(aliasGroup(edges, "i:0", 10)).toEqual(["i:0"]);
+    expect(canonicalKey(edges, "i:0")).toBe("i:1");
+  });
+
   it("names a profile by the new id of its latest reidentify, and groups every id it had", () => {
     const edges = [
       { from: "i:a", to: "i:b", t: 1 },

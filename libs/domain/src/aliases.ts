@@ -15,14 +15,26 @@ export interface AliasEdge {
  * the two). Sorted; `key` alone when it was never reidentified.
  */
 export function aliasGroup(edges: readonly AliasEdge[], key: string, until = Infinity): string[] {
-  const linked = edges.filter((edge) => edge.t <= until);
+  // A walk over each key's neighbours: linear in the links, whatever order they come in (passes
+  // over the list until nothing grew took 1.3 s for a chain of 5,000 ids listed in reverse).
+  const neighbours = new Map<string, string[]>();
+  const link = (a: string, b: string) => {
+    const list = neighbours.get(a);
+    if (list === undefined) neighbours.set(a, [b]);
+    else list.push(b);
+  };
+  for (const { from, to, t } of edges) {
+    if (t > until) continue;
+    link(from, to);
+    link(to, from);
+  }
   const group = new Set([key]);
-  for (let grown = true; grown;) {
-    grown = false;
-    for (const { from, to } of linked) {
-      if (group.has(from) === group.has(to)) continue;
-      group.add(from).add(to);
-      grown = true;
+  const pending = [key];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const other of neighbours.get(next) ?? []) {
+      if (group.has(other)) continue;
+      group.add(other);
+      pending.push(other);
     }
   }
   return [...group].sort();

@@ -74,10 +74,17 @@ export function mergeStampedMaps<V>(
   current: Record<string, Stamped<V>>,
   incoming: Record<string, Stamped<V>>,
 ): Record<string, Stamped<V>> {
-  const merged = Object.assign(fieldMap<Stamped<V>>(), current);
+  return mergeStampedMapInto(Object.assign(fieldMap<Stamped<V>>(), current), incoming);
+}
+
+/** mergeStampedMaps into `target` itself, which it returns. */
+export function mergeStampedMapInto<V>(
+  target: Record<string, Stamped<V>>,
+  incoming: Record<string, Stamped<V>>,
+): Record<string, Stamped<V>> {
   for (const [key, entry] of Object.entries(incoming)) {
-    const existing = merged[key];
-    if (existing === undefined || isNewer(entry, existing)) merged[key] = entry;
+    const existing = target[key];
+    if (existing === undefined || isNewer(entry, existing)) target[key] = entry;
   }
-  return merged;
+  return target;
 }
