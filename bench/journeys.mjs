@@ -82,19 +82,25 @@ async function serveBaseline() {
   const { CredentialCache } = await dist("apps/gateway/dist/auth/credential-cache.js");
   const { createGatewayMetrics } = await dist("apps/gateway/dist/metrics.js");
   const { createLogger } = await dist("libs/config/dist/index.js");
-  const { identifyQueue, producerConnection, topicFanoutQueue } = await dist("libs/queue/dist/index.js");
+  const { eventsQueue, identifyQueue, producerConnection, topicFanoutQueue } = await dist("libs/queue/dist/index.js");
 
   const { JOURNEY, MESSAGES, PORT, QUEUE_PREFIX, REDIS_URL } = process.env;
   const redis = producerConnection(REDIS_URL);
-  const queues = [identifyQueue(redis, QUEUE_PREFIX), topicFanoutQueue(redis, QUEUE_PREFIX)];
+  const queues = [
+    identifyQueue(redis, QUEUE_PREFIX),
+    topicFanoutQueue(redis, QUEUE_PREFIX),
+    eventsQueue(redis, QUEUE_PREFIX),
+  ];
   const precomputedRows = [{ journey: JOURNEY, messages: MESSAGES }];
   const app = createApp({
     sql: async () => precomputedRows,
     redis,
     identifyQueue: queues[0],
     topicFanoutQueue: queues[1],
+    eventsQueue: queues[2],
     credentials: new CredentialCache(async () => ({ projectId: 1, kind: "api_key", permissions: ["campaign:read"] })),
-    identifyBatcher: undefined,
+    profileOperationBatcher: undefined,
+    eventBatcher: undefined,
     logger: createLogger("baseline", "warn"),
     metrics: createGatewayMetrics(queues),
     adminToken: undefined,

@@ -1,5 +1,7 @@
 import { request, type ClientRequest, type IncomingMessage } from "node:http";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 
 // A gateway holds at most BODY_BYTES_IN_FLIGHT of request bodies at once (here its minimum,
@@ -62,5 +64,119 @@ describe("bodies in flight", () => {
     const third = start(large);
     third.sent.end(large);
     expect((await third.answer).status).toBe(200);
+  });
+});
+
+/** Headers announcing a body, and only `sent` of it: the request waits on the rest. */
+function stall(
+  url: URL,
+  path: string,
+  headers: Record<string, string>,
+  sent: Buffer | string,
+): { sent: ClientRequest; answer: Promise<{ status: number; ms: number }> } {
+  const started = Date.now();
+  let request_!: ClientRequest;
+  const answer = new Promise<{ status: number; ms: number }>((resolve) => {
+    request_ = request({ host: url.hostname, port: url.port, method: "POST", path, headers }, (response) => {
+      response.resume();
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, ms: Date.now() - started }));
+    });
+    // A connection the server closes without an answer.
+    request_.on("error", () => resolve({ status: 0, ms: Date.now() - started }));
+    request_.write(sent);
+  });
+  return { sent: request_, answer };
+}
+
+describe("bodies that would starve the others", () => {
+  let attacked: TestStack;
+  let url: URL;
+  const JSON_HEADERS = { "content-type": "application/json" };
+  const announced = (bytes: number) => ({ ...JSON_HEADERS, "content-length": String(bytes) });
+
+  beforeAll(async () => {
+    // 2 MiB of bodies: a project may hold 512 KiB, the unverified 256 KiB between them.
+    attacked = await createTestStack("body_budget_attacks", {
+      bodyBytesInFlight: 2 * 1024 * 1024,
+      bodyReadTimeoutMs: 1_000,
+    });
+    url = new URL((await attacked.gateway()).url);
+  });
+  afterAll(() => attacked.close());
+
+  const track = async (token: string, body: object) =>
+    (
+      await fetch(`${url.origin}/api/v2/users/track?auth_token=${token}`, {
+        method: "POST",
+        headers: JSON_HEADERS,
+        body: JSON.stringify(body),
+      })
+    ).status;
+
+  it("answers a bad token in the query at once, without reading the body", async () => {
+    const bogus = stall(url, "/api/v2/users/track?auth_token=cmt_1_bogus", announced(256 * 1024), "{");
+    const answer = await bogus.answer;
+    expect(answer.status).toBe(401);
+    expect(answer.ms).toBeLessThan(900);
+    bogus.sent.destroy();
+  });
+
+  it("lets slow bodies whose credential is in the body hold a small share only, and cuts them off", async () => {
+    const slow = Array.from({ length: 12 }, () =>
+      stall(url, "/api/v2/users/track", announced(256 * 1024), '{"auth_token":"cmt_1_bogus","data":{"x":"'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The slow ones hold what they may; the project's own requests still have room.
+    expect(await track(attacked.project.authToken, { id: "meanwhile", data: { blob: "y".repeat(200_000) } })).toBe(200);
+    const answers = await Promise.all(slow.map((s) => s.answer));
+    expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
+    // Those let in are cut off by the body deadline, not by the 30 s request timeout.
+    for (const answer of answers.filter((a) => a.status !== 503)) {
+      expect(answer.status).toBe(408);
+      expect(answer.ms).toBeLessThan(5_000);
+    }
+    slow.forEach((s) => s.sent.destroy());
+  });
+
+  it("counts a compressed body as the most it may inflate to, within its project's share", async () => {
+    const other = await createTestProject(attacked.db.sql, "other");
+    const zipped = gzipSync(JSON.stringify({ id: "z", data: { blob: "z".repeat(250_000) } }));
+    const headers = { ...JSON_HEADERS, "content-encoding": "gzip", "content-length": String(zipped.length) };
+    // Two stalled gzip bodies of about 300 bytes each hold the project's 512 KiB share.
+    const held = [0, 1].map(() =>
+      stall(url, `/api/v2/users/track?auth_token=${attacked.project.authToken}`, headers, zipped.subarray(0, 10)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await track(attacked.project.authToken, { id: "same-project" })).toBe(503);
+    expect(await track(other.authToken, { id: "other-project" })).toBe(200);
+    await Promise.all(held.map((h) => h.answer));
+    expect(await track(attacked.project.authToken, { id: "after" })).toBe(200);
+  });
+
+  it("counts what a body parses into: one body of 256 KiB of {} is served alone, not many at once", async () => {
+    const objects = JSON.stringify({ id: "objects", data: { list: Array.from({ length: 40_000 }, () => ({})) } });
+    const answers = await Promise.all(
+      Array.from(
+        { length: 6 },
+        async () =>
+          (
+            await fetch(`${url.origin}/api/v2/users/track?auth_token=${attacked.project.authToken}`, {
+              method: "POST",
+              headers: JSON_HEADERS,
+              body: objects,
+            })
+          ).status,
+      ),
+    );
+    expect(answers).toContain(503);
+    expect(
+      (
+        await fetch(`${url.origin}/api/v2/users/track?auth_token=${attacked.project.authToken}`, {
+          method: "POST",
+          headers: JSON_HEADERS,
+          body: objects,
+        })
+      ).status,
+    ).toBe(200);
   });
 });

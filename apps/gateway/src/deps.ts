@@ -25,6 +25,8 @@ export interface GatewayDeps {
   /** EVENT_DEDUP_WINDOW_S, in ms. */
   eventDedupWindowMs: number;
   bodyBudget: BodyBudget;
+  /** A body still arriving after this long is cut off (408). */
+  bodyReadTimeoutMs: number;
   rateLimiter: RateLimiter;
   logger: Logger;
   metrics: GatewayMetrics;

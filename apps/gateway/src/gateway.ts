@@ -104,6 +104,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
     bodyBudget: new BodyBudget(config.bodyBytesInFlight),
+    bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     logger,
     metrics,
     adminToken: config.adminToken,

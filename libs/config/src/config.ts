@@ -40,6 +40,8 @@ export interface Config {
   identifyWriteTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
   /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
   bodyBytesInFlight: number & tags.Type<"uint32"> & tags.Minimum<262144>;
+  /** A users-API body still arriving after this long is cut off (408, connection closed). */
+  bodyReadTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /**
    * After SIGTERM the gateway answers /readyz with 503 but keeps serving this long, so a load
    * balancer stops sending traffic before the listener closes.
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identifyBatchWaitMs: numberOr(env.IDENTIFY_BATCH_WAIT_MS, 2),
     identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
     bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
+    bodyReadTimeoutMs: numberOr(env.BODY_READ_TIMEOUT_MS, 10_000),
     shutdownDelayMs: numberOr(env.SHUTDOWN_DELAY_MS, 0),
     metricsPort: numberOr(env.METRICS_PORT, 9464),
     maintenanceEveryMs: numberOr(env.MAINTENANCE_EVERY_MS, 3_600_000),

@@ -66,9 +66,25 @@ function formOrJson(text: string): { value: unknown; form: boolean } {
 export type IdentifyBodyRead =
   { ok: true; value: unknown; bytes: number; repeatedCredentials: unknown[] } | { ok: false; error: unknown };
 
-export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRead> {
+/** A body still arriving after `ms` is cut off: 408, and the connection closed. */
+function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clear(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ctx.set("Connection", "close");
+      reject(new ApiError(408, { detail: `the body did not arrive within ${ms} ms` }));
+    }, ms);
+  });
+  return { expired, clear: () => clearTimeout(timer) };
+}
+
+export async function readIdentifyBody(ctx: Koa.Context, timeoutMs: number): Promise<IdentifyBodyRead> {
+  const slow = deadline(ctx, timeoutMs);
+  const reading = readRawBody(ctx, async () => {});
+  // Cut off, the read fails later, when the connection closes: nobody waits for it then.
+  reading.catch(() => {});
   try {
-    await readRawBody(ctx, async () => {});
+    await Promise.race([reading, slow.expired]);
     const raw = ctx.request.rawBody ?? "";
     const bytes = Buffer.byteLength(raw);
     if (typeof ctx.request.body !== "string" || !ctx.request.is(FORM))
@@ -77,5 +93,7 @@ export async function readIdentifyBody(ctx: Koa.Context): Promise<IdentifyBodyRe
     return { ok: true, value, bytes, repeatedCredentials: repeatedBodyCredentials(raw, form) };
   } catch (error) {
     return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
+  } finally {
+    slow.clear();
   }
 }

@@ -5,6 +5,7 @@ const IDENTIFY_MESSAGES: Record<number, string> = {
   400: "Bad Request",
   401: "Invalid authentication: You must provide a valid auth_token to access this resource.",
   404: "The resource doesn't exist",
+  408: "Request Timeout",
   413: "Payload Too Large",
   429: "Too Many Requests",
   500: "An error occurred with our API",

@@ -2,7 +2,8 @@ import type Router from "@koa/router";
 import type { IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
 import { authenticateIdentify } from "../auth/authenticate";
-import { withinBodyBudget } from "../body/body-budget";
+import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
+import { BodyReservation, declaredBodyBytes, parsedObjectBytes, UNVERIFIED } from "../body/body-budget";
 import { readIdentifyBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
@@ -25,14 +26,38 @@ export interface AuthorizedRequest extends ReceivedRequest {
 /** Every users-API path also answers with Vero's `.json` suffix, as its clients call it. */
 const identifyPaths = (path: string): string[] => [path, `${path}.json`];
 
+const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|")})=`);
+
+/**
+ * Who the body's bytes are held for: the project of a credential in the query string, checked
+ * before a byte of the body is read (a bad one is 401 at once, and the connection closed rather
+ * than the body read), or UNVERIFIED when the credential can only be in the body.
+ */
+async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<string> {
+  if (!QUERY_CREDENTIAL.test(ctx.querystring)) return UNVERIFIED;
+  try {
+    return `project:${(await authenticateIdentify(deps.credentials, ctx.querystring, undefined)).projectId}`;
+  } catch (error) {
+    ctx.set("Connection", "close");
+    throw error;
+  }
+}
+
 /**
  * The credential may be in the body, so the body is read first, but checked only after it: a
  * bad token is always 401. Then the project's rate limit, and only then a body that could not
- * be read.
+ * be read. The body's parsed objects are added to what the request holds of the budget.
  */
-async function authorize(ctx: Koa.Context, deps: GatewayDeps): Promise<AuthorizedRequest> {
+async function authorize(
+  ctx: Koa.Context,
+  deps: GatewayDeps,
+  reservation: BodyReservation,
+): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
-  const read = await readIdentifyBody(ctx);
+  const read = await readIdentifyBody(ctx, deps.bodyReadTimeoutMs);
+  // A body cut off for arriving too slowly has no credential to check: the deadline answers.
+  if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
+  if (read.ok) reservation.take(ctx, parsedObjectBytes(ctx.request.rawBody ?? ""));
   const { projectId } = await authenticateIdentify(
     deps.credentials,
     ctx.querystring,
@@ -69,9 +94,14 @@ export function usersApiOperation(
   router.options(paths, answerPreflight);
   router.register(paths, methods, [
     allowAnyOrigin,
-    withinBodyBudget(deps.bodyBudget),
     async (ctx) => {
-      ctx.body = await act(await authorize(ctx, deps));
+      const reservation = new BodyReservation(deps.bodyBudget, await bodyOwner(ctx, deps));
+      try {
+        reservation.take(ctx, declaredBodyBytes(ctx));
+        ctx.body = await act(await authorize(ctx, deps, reservation));
+      } finally {
+        reservation.release();
+      }
     },
   ]);
   router.all(paths, () => {
