@@ -99,6 +99,7 @@ describe("bodies that would starve the others", () => {
     attacked = await createTestStack("body_budget_attacks", {
       bodyBytesInFlight: 2 * 1024 * 1024,
       bodyReadTimeoutMs: 1_000,
+      unverifiedBodyBytesPerSecond: 512 * 1024,
     });
     url = new URL((await attacked.gateway()).url);
   });
@@ -178,5 +179,25 @@ describe("bodies that would starve the others", () => {
         })
       ).status,
     ).toBe(200);
+  });
+
+  it("reads bodies whose credential is in them at a bounded rate; those with it in the query are not held to it", async () => {
+    const inBody = (n: number) =>
+      fetch(`${url.origin}/api/v2/users/track`, {
+        method: "POST",
+        headers: JSON_HEADERS,
+        body: JSON.stringify({
+          auth_token: attacked.project.authToken,
+          id: `rate-${n}`,
+          data: { blob: "r".repeat(200_000) },
+        }),
+      }).then((response) => response.status);
+    // One after another, so that the budget's share is never what refuses them.
+    const flood: number[] = [];
+    for (let n = 0; n < 6; n++) flood.push(await inBody(n));
+    expect(flood).toContain(503);
+    expect(await track(attacked.project.authToken, { id: "query", data: { blob: "q".repeat(200_000) } })).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await inBody(99)).toBe(200);
   });
 });

@@ -1,5 +1,5 @@
 import type { Sql } from "@cm/db";
-import type { ProfileOperation, TrackedEvent } from "@cm/domain";
+import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
 import type { EventsJobData, IdentifyJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
@@ -25,6 +25,8 @@ export interface GatewayDeps {
   /** EVENT_DEDUP_WINDOW_S, in ms. */
   eventDedupWindowMs: number;
   bodyBudget: BodyBudget;
+  /** Bytes of bodies read before their credential can be checked, per second (UNVERIFIED_BODY_BYTES_PER_SECOND). */
+  unverifiedBodyBytes: TokenBucket;
   /** A body still arriving after this long is cut off (408). */
   bodyReadTimeoutMs: number;
   rateLimiter: RateLimiter;

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
 import { connect, findCredential } from "@cm/db";
+import { TokenBucket } from "@cm/domain";
 import {
   addEventBatch,
   addIdentifyBatch,
@@ -105,6 +106,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
     bodyBudget: new BodyBudget(config.bodyBytesInFlight),
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
+    unverifiedBodyBytes: new TokenBucket(config.unverifiedBodyBytesPerSecond, config.unverifiedBodyBytesPerSecond),
     logger,
     metrics,
     adminToken: config.adminToken,

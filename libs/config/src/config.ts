@@ -40,6 +40,11 @@ export interface Config {
   identifyWriteTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
   /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
   bodyBytesInFlight: number & tags.Type<"uint32"> & tags.Minimum<262144>;
+  /**
+   * Bytes a second of users-API bodies one gateway reads before their credential can be checked
+   * (it is in the body): reading and parsing them is CPU spent for anyone, so it is bounded.
+   */
+  unverifiedBodyBytesPerSecond: number & tags.Type<"uint32"> & tags.Minimum<262144>;
   /** A users-API body still arriving after this long is cut off (408, connection closed). */
   bodyReadTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /**
@@ -96,6 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
     bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
     bodyReadTimeoutMs: numberOr(env.BODY_READ_TIMEOUT_MS, 10_000),
+    unverifiedBodyBytesPerSecond: numberOr(env.UNVERIFIED_BODY_BYTES_PER_SECOND, 8 * 1024 * 1024),
     shutdownDelayMs: numberOr(env.SHUTDOWN_DELAY_MS, 0),
     metricsPort: numberOr(env.METRICS_PORT, 9464),
     maintenanceEveryMs: numberOr(env.MAINTENANCE_EVERY_MS, 3_600_000),

@@ -15,13 +15,13 @@ export class TokenBucket {
     this.at = now();
   }
 
-  /** Takes one token when there is one. */
-  tryTake(): boolean {
+  /** Takes `count` tokens when there are as many. */
+  tryTake(count = 1): boolean {
     const now = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) * this.rate) / 1000);
     this.at = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    if (this.tokens < count) return false;
+    this.tokens -= count;
     return true;
   }
 }

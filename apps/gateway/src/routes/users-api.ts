@@ -95,9 +95,15 @@ export function usersApiOperation(
   router.register(paths, methods, [
     allowAnyOrigin,
     async (ctx) => {
-      const reservation = new BodyReservation(deps.bodyBudget, await bodyOwner(ctx, deps));
+      const owner = await bodyOwner(ctx, deps);
+      const declared = declaredBodyBytes(ctx);
+      if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
+        ctx.set("Connection", "close");
+        throw ApiError.unavailable(1);
+      }
+      const reservation = new BodyReservation(deps.bodyBudget, owner);
       try {
-        reservation.take(ctx, declaredBodyBytes(ctx));
+        reservation.take(ctx, declared);
         ctx.body = await act(await authorize(ctx, deps, reservation));
       } finally {
         reservation.release();
