@@ -2,7 +2,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createProject, insertTopic, recordDeadLetter } from "@cm/db";
-import type { ProfileOperation } from "@cm/domain";
+import { MAX_LINKED_IDS, type ProfileOperation } from "@cm/domain";
 import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
 import { applyRetention } from "../../apps/worker/src/features/retention";
@@ -207,6 +207,25 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       eventRetentionDays: 90,
     });
     expect(await read(p.id, "b")).toMatchObject(expected);
+  });
+
+  it("refuses a reidentify that would link more than MAX_LINKED_IDS ids into one profile, and applies the others", async () => {
+    const p = await newProject();
+    await stack.db.sql`
+      INSERT INTO profile_links (project_id, from_key, to_key, t)
+      SELECT ${p.id}, 'i:c' || n, 'i:c' || (n + 1), n FROM generate_series(1, ${MAX_LINKED_IDS - 1}) AS n`;
+    const outcome = await applyProfileOperations(stores, [
+      p.reidentify(`c${MAX_LINKED_IDS}`, "one-too-many", 5_000),
+      p.identify("solo", 1),
+      p.reidentify("solo", "solo-new", 2),
+    ]);
+    expect(outcome.poisoned.map(({ operation, error }) => [operation.key, String(error)])).toEqual([
+      [`i:c${MAX_LINKED_IDS}`, expect.stringMatching(/link 1001 ids into one profile; at most 1000/)],
+    ]);
+    expect(await read(p.id, "solo")).toMatchObject({ id: "solo-new" });
+    expect(
+      await stack.db.sql`SELECT 1 FROM profile_links WHERE project_id = ${p.id} AND to_key = 'i:one-too-many'`,
+    ).toHaveLength(0);
   });
 
   it("merges a user reidentified onto an id that already names a profile, field by field", async () => {

@@ -52,3 +52,26 @@ export function canonicalKey(edges: readonly AliasEdge[], key: string): string {
   }
   return latest?.to ?? key;
 }
+
+/**
+ * The most ids reidentifies may link into one profile. Every read of the profile and every
+ * erasure of it walks all of them, so this bounds what one request and one job can cost
+ * (docs/profiles.md, "Limits").
+ */
+export const MAX_LINKED_IDS = 1_000;
+
+/** A reidentify that would link more than MAX_LINKED_IDS ids into one profile: refused, and dead-lettered. */
+export class TooManyLinkedIds extends Error {}
+
+/**
+ * Throws TooManyLinkedIds when adding `added` to `edges` (every link of the components the
+ * added links touch) would make a profile of more than `max` ids.
+ */
+export function checkLinkedIds(edges: readonly AliasEdge[], added: readonly AliasEdge[], max = MAX_LINKED_IDS): void {
+  const all = [...edges, ...added];
+  for (const { from } of added) {
+    const size = aliasGroup(all, from).length;
+    if (size > max)
+      throw new TooManyLinkedIds(`a reidentify would link ${size} ids into one profile; at most ${max} may be`);
+  }
+}
