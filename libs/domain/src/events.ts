@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash as digest } from "node:crypto";
 import typia, { type tags } from "typia";
 import {
   MAX_FUTURE_SKEW_MS,
@@ -114,7 +114,7 @@ function withObjectsFromText(body: unknown): unknown {
 
 const validateTrackBody = typia.createValidate<TrackBody>();
 
-const hash = (text: string) => createHash("sha256").update(text).digest("base64url");
+const hash = (text: string) => digest("sha256", text, "base64url");
 
 /**
  * Vero's rule: the same user, name (normalised) and `data` when sent, else `check_id`, else

@@ -63,16 +63,27 @@ export function identifyCredential(querystring: string, body: unknown, repeated:
   return first;
 }
 
-/** Identify: 401 without a valid auth token. An unverifiable token is our failure, a 500. */
+/** A token this request verified already, and its verdict. */
+export interface VerifiedToken {
+  token: string;
+  credential: Credential;
+}
+
+/**
+ * Identify: 401 without a valid auth token. An unverifiable token is our failure, a 500.
+ * `verified`: the query's token, when it was checked before the body was read.
+ */
 export async function authenticateIdentify(
   cache: CredentialCache,
   querystring: string,
   body: unknown,
   repeated: unknown[] = [],
-): Promise<Credential> {
+  verified?: VerifiedToken,
+): Promise<VerifiedToken> {
   const token = identifyCredential(querystring, body, repeated);
   if (token === null) throw ApiError.unauthorized();
+  if (token === verified?.token) return verified;
   const credential = await cache.verify(token);
   if (credential === null || credential.kind !== "auth_token") throw ApiError.unauthorized();
-  return credential;
+  return { token, credential };
 }

@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import type { IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
-import { authenticateIdentify } from "../auth/authenticate";
+import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, parsedObjectBytes, UNVERIFIED } from "../body/body-budget";
 import { readIdentifyBody } from "../body/identify-body";
@@ -33,10 +33,11 @@ const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|"
  * before a byte of the body is read (a bad one is 401 at once, and the connection closed rather
  * than the body read), or UNVERIFIED when the credential can only be in the body.
  */
-async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<string> {
-  if (!QUERY_CREDENTIAL.test(ctx.querystring)) return UNVERIFIED;
+async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<{ owner: string; verified?: VerifiedToken }> {
+  if (!QUERY_CREDENTIAL.test(ctx.querystring)) return { owner: UNVERIFIED };
   try {
-    return `project:${(await authenticateIdentify(deps.credentials, ctx.querystring, undefined)).projectId}`;
+    const verified = await authenticateIdentify(deps.credentials, ctx.querystring, undefined);
+    return { owner: `project:${verified.credential.projectId}`, verified };
   } catch (error) {
     ctx.set("Connection", "close");
     throw error;
@@ -52,18 +53,22 @@ async function authorize(
   ctx: Koa.Context,
   deps: GatewayDeps,
   reservation: BodyReservation,
+  verified: VerifiedToken | undefined,
 ): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
   const read = await readIdentifyBody(ctx, deps.bodyReadTimeoutMs);
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
   if (read.ok) reservation.take(ctx, parsedObjectBytes(ctx.request.rawBody ?? ""));
-  const { projectId } = await authenticateIdentify(
-    deps.credentials,
-    ctx.querystring,
-    read.ok ? read.value : undefined,
-    read.ok ? read.repeatedCredentials : [],
-  );
+  const { projectId } = (
+    await authenticateIdentify(
+      deps.credentials,
+      ctx.querystring,
+      read.ok ? read.value : undefined,
+      read.ok ? read.repeatedCredentials : [],
+      verified,
+    )
+  ).credential;
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!read.ok) throw read.error;
   // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
@@ -95,7 +100,7 @@ export function usersApiOperation(
   router.register(paths, methods, [
     allowAnyOrigin,
     async (ctx) => {
-      const owner = await bodyOwner(ctx, deps);
+      const { owner, verified } = await bodyOwner(ctx, deps);
       const declared = declaredBodyBytes(ctx);
       if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
         ctx.set("Connection", "close");
@@ -104,7 +109,7 @@ export function usersApiOperation(
       const reservation = new BodyReservation(deps.bodyBudget, owner);
       try {
         reservation.take(ctx, declared);
-        ctx.body = await act(await authorize(ctx, deps, reservation));
+        ctx.body = await act(await authorize(ctx, deps, reservation, verified));
       } finally {
         reservation.release();
       }
