@@ -22,6 +22,8 @@ COPY libs/queue/package.json libs/queue/
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/worker/package.json apps/worker/
 COPY apps/ctl/package.json apps/ctl/
+# Applied to node_modules by the root "postinstall" (patch-package): see patches/README.md.
+COPY patches patches
 
 # ---- build: full install, typia transform (ts-patch), turbo build --------------------------
 FROM manifests AS build
@@ -48,6 +50,8 @@ WORKDIR /app
 COPY package.json ./
 # node_modules/@cm/* are symlinks into libs/ and apps/ (npm workspaces); COPY keeps them.
 COPY --from=prod-deps /app/node_modules ./node_modules
+# prod-deps installs without scripts, so without patches: the patched packages come from build.
+COPY --from=build /app/node_modules/postgres node_modules/postgres
 COPY --from=build /app/libs/config/package.json libs/config/package.json
 COPY --from=build /app/libs/config/dist libs/config/dist
 COPY --from=build /app/libs/domain/package.json libs/domain/package.json
