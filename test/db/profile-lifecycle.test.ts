@@ -220,7 +220,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       p.reidentify("solo", "solo-new", 2),
     ]);
     expect(outcome.poisoned.map(({ operation, error }) => [operation.key, String(error)])).toEqual([
-      [`i:c${MAX_LINKED_IDS}`, expect.stringMatching(/link 1001 ids into one profile; at most 1000/)],
+      [`i:c${MAX_LINKED_IDS}`, expect.stringMatching(/would link more than 1000 ids into one profile/)],
     ]);
     expect(await read(p.id, "solo")).toMatchObject({ id: "solo-new" });
     expect(

@@ -89,22 +89,25 @@ export async function storeEventsInTransaction(
 }
 
 /**
- * Part of an erasure (docs/events.md, "Erasure"): the events of `keys` stamped at or before `t`
- * go. Takes the project's PROJECT_EVENTS_LOCK exclusively, so that event writes in flight end
- * first; a write after it sees the erased rows' stamps and stores nothing stamped before them.
+ * Part of erasures (docs/events.md, "Erasure"): for each erased key of the project, its events
+ * stamped at or before its erasure's `t` go, all in one statement. Takes the project's
+ * PROJECT_EVENTS_LOCK exclusively, so that event writes in flight end first; a write after it
+ * sees the erased rows' stamps and stores nothing stamped before them. One transaction per
+ * project and job: one per erasure made a job of mixed traffic wait on a commit per delete.
  */
 export async function eraseUserEvents(
   sql: Sql,
   projectId: number,
-  keys: readonly string[],
-  t: number,
+  erased: readonly { key: string; t: number }[],
 ): Promise<number> {
+  if (erased.length === 0) return 0;
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${PROJECT_EVENTS_LOCK}::integer, ${projectId}::integer)`;
     const rows = await tx`
-      DELETE FROM events
-       WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[]) 
-         AND created_at <= timestamptz 'epoch' + ${t}::bigint * interval '1 millisecond'
+      DELETE FROM events AS e
+       USING unnest(${erased.map((x) => x.key)}::text[], ${erased.map((x) => x.t)}::bigint[]) AS x(key, t)
+       WHERE e.project_id = ${projectId} AND e.user_key = x.key
+         AND e.created_at <= timestamptz 'epoch' + x.t * interval '1 millisecond'
       RETURNING 1`;
     return rows.length;
   });

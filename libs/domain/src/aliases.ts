@@ -56,22 +56,7 @@ export function canonicalKey(edges: readonly AliasEdge[], key: string): string {
 /**
  * The most ids reidentifies may link into one profile. Every read of the profile and every
  * erasure of it walks all of them, so this bounds what one request and one job can cost
- * (docs/profiles.md, "Limits").
+ * (docs/profiles.md, "Limits"). The statement that records links refuses a reidentify past it
+ * (migration 014).
  */
 export const MAX_LINKED_IDS = 1_000;
-
-/** A reidentify that would link more than MAX_LINKED_IDS ids into one profile: refused, and dead-lettered. */
-export class TooManyLinkedIds extends Error {}
-
-/**
- * Throws TooManyLinkedIds when adding `added` to `edges` (every link of the components the
- * added links touch) would make a profile of more than `max` ids.
- */
-export function checkLinkedIds(edges: readonly AliasEdge[], added: readonly AliasEdge[], max = MAX_LINKED_IDS): void {
-  const all = [...edges, ...added];
-  for (const { from } of added) {
-    const size = aliasGroup(all, from).length;
-    if (size > max)
-      throw new TooManyLinkedIds(`a reidentify would link ${size} ids into one profile; at most ${max} may be`);
-  }
-}

@@ -1,5 +1,5 @@
-import { eraseDeadLetters, linkedComponents, recordLinkOperations, type Sql } from "@cm/db";
-import { checkLinkedIds, type DeleteOperation, type ReidentifyOperation } from "@cm/domain";
+import { eraseDeadLetters, recordLinkOperations, type Sql } from "@cm/db";
+import type { DeleteOperation, ReidentifyOperation } from "@cm/domain";
 import { deleteErasures } from "./apply-delete";
 import { linkOf, reidentifyErasures } from "./apply-reidentify";
 import type { Erasure } from "./erase-profiles";
@@ -13,12 +13,6 @@ async function applyInProject(sql: Sql, projectId: number, operations: readonly 
     (operation): operation is ReidentifyOperation => operation.op === "reidentify",
   );
   const keys = [...new Set(operations.map((operation) => operation.key))];
-  if (reidentifies.length > 0) {
-    // Before recording: a reidentify past the limit is refused, and dead-lettered on its own.
-    const newKeys = reidentifies.map((operation) => operation.newKey);
-    const current = await linkedComponents(sql, projectId, [...keys, ...newKeys]);
-    checkLinkedIds(current.links, reidentifies.map(linkOf));
-  }
   const { links, erasures: recorded } = await recordLinkOperations(
     sql,
     projectId,

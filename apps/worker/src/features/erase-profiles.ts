@@ -44,5 +44,11 @@ export async function eraseFromFailedJobs(
 
 /** The erased profiles' stored events go; those still queued are dropped when a worker stores them. */
 export async function eraseEvents(sql: Sql, erasures: readonly Erasure[]): Promise<void> {
-  for (const { projectId, keys, t } of erasures) await eraseUserEvents(sql, projectId, keys, t);
+  const byProject = new Map<number, { key: string; t: number }[]>();
+  for (const { projectId, keys, t } of erasures) {
+    const erased = byProject.get(projectId) ?? [];
+    erased.push(...keys.map((key) => ({ key, t })));
+    byProject.set(projectId, erased);
+  }
+  for (const [projectId, erased] of byProject) await eraseUserEvents(sql, projectId, erased);
 }
