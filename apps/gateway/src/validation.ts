@@ -41,7 +41,10 @@ function fieldsOf(body: unknown): Record<string, unknown> | null {
   return body !== null && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
 }
 
-/** A Java client sends `data` (or `changes`) as JSON object text inside a JSON body, as form clients do. */
+/**
+ * `data` (or `changes`) as JSON object text: form clients that cannot nest send it so
+ * (`data={"age":20}`), and so does a Java client inside a JSON body.
+ */
 function withObjectFromText(body: unknown, name: "data" | "changes"): unknown {
   const fields = fieldsOf(body);
   return typeof fields?.[name] === "string" ? { ...fields, [name]: valueFromJsonText(fields[name], "{") } : body;

@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from "@cm/domain";
 import type Koa from "koa";
 import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
-import { FormBodyError, parseFormBody, type FormValue } from "./form";
+import { FormBodyError, parseFormBody } from "./form";
 
 const FORM = "application/x-www-form-urlencoded";
 
@@ -22,28 +22,6 @@ const readRawBody = bodyParser({
   jsonStrict: false,
 });
 
-/** The form fields that hold an object: identify's `data`, edit's `changes`. */
-const OBJECT_FIELDS = ["data", "changes"] as const;
-
-/**
- * Form clients that cannot nest send objects as JSON text (`data={"age":20}`): a JSON object
- * there is that object.
- */
-function withObjectsParsed(fields: FormValue): FormValue {
-  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return fields;
-  for (const name of OBJECT_FIELDS) {
-    const text = fields[name];
-    if (typeof text !== "string") continue;
-    try {
-      const value: unknown = JSON.parse(text);
-      if (value !== null && typeof value === "object" && !Array.isArray(value)) fields[name] = value as FormValue;
-    } catch {
-      // Not JSON: the text stays, and validation refuses it as an object.
-    }
-  }
-  return fields;
-}
-
 /**
  * JSON sent with a form content type (`curl -d` without `-H`, PHP's curl with a string body)
  * was read as JSON before forms were read as forms, and still is: no form starts with "{".
@@ -56,7 +34,7 @@ function formOrJson(text: string): { value: unknown; form: boolean } {
       // Not JSON after all: read as the form it says it is.
     }
   }
-  return { value: withObjectsParsed(parseFormBody(text)), form: true };
+  return { value: parseFormBody(text), form: true };
 }
 
 /**
