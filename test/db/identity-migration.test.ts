@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, findProfile, migrate } from "@cm/db";
+import { createProject, findProfile } from "@cm/db";
 import { mergeStates, profileKeyForId, stateFromOperation, type IdentifyEvent, type ProfileState } from "@cm/domain";
-import { createTestDatabaseBefore, type TestDatabase } from "../support/database";
+import {
+  createTestDatabaseBefore,
+  KEYED_PROFILE_KEYS_MIGRATION,
+  migrateBefore,
+  type TestDatabase,
+} from "../support/database";
 
 const IDENTITY_MIGRATION = "007_one_identity_space.sql";
 
@@ -74,7 +79,7 @@ describe("migration 007: one identity space", () => {
       stateFromOperation(event("e:ann@example.com", 9_000, { data: { plan: "other" } })),
     );
 
-    expect((await migrate(db.sql))[0]).toBe(IDENTITY_MIGRATION);
+    expect((await migrateBefore(db.sql, KEYED_PROFILE_KEYS_MIGRATION))[0]).toBe(IDENTITY_MIGRATION);
 
     expect(await db.sql`SELECT key FROM profiles WHERE key LIKE 'e:%'`).toHaveLength(0);
     expect((await db.sql`SELECT count(*)::int AS n FROM profiles`)[0]?.n).toBe(4);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyProfileWrites, createProject, findProfile, migrate, migrationNames } from "@cm/db";
+import { applyProfileWrites, createProject, findProfile, migrationNames } from "@cm/db";
 import {
   erasureState,
   mergeStates,
@@ -9,7 +9,12 @@ import {
   type ProfileState,
   type StateOperation,
 } from "@cm/domain";
-import { createTestDatabaseBefore, type TestDatabase } from "../support/database";
+import {
+  createTestDatabaseBefore,
+  KEYED_PROFILE_KEYS_MIGRATION,
+  migrateBefore,
+  type TestDatabase,
+} from "../support/database";
 
 const LIFECYCLE_MIGRATION = "008_profile_lifecycle.sql";
 
@@ -72,7 +77,9 @@ describe("migration 008: the profile lifecycle", () => {
     ] as const;
     for (const [event] of letters) await deadLetterBefore008(project, event);
 
-    expect(await migrate(db.sql)).toEqual((await migrationNames()).filter((name) => name >= LIFECYCLE_MIGRATION));
+    expect(await migrateBefore(db.sql, KEYED_PROFILE_KEYS_MIGRATION)).toEqual(
+      (await migrationNames()).filter((name) => name >= LIFECYCLE_MIGRATION && name < KEYED_PROFILE_KEYS_MIGRATION),
+    );
 
     for (const [key, stored] of Object.entries(profiles)) {
       const row = await findProfile(db.sql, project, key);

@@ -1,9 +1,12 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findLinkedProfile } from "@cm/db";
+import { findLinkedProfile, profileKeySecrets } from "@cm/db";
 import {
   profileIdOf,
   profileKeyForId,
+  profileKeysWith,
+  stampBounds,
+  stateFromOperation,
   tieBreaker,
   type ChannelValue,
   type IdentifyEvent,
@@ -53,6 +56,26 @@ function erasedAt(ops: ProfileOperation[], links: Link[], key: string): number {
 }
 
 /**
+ * Whether a row keeps its id (a read shows it): never erased, or holding something stamped after
+ * its erasure, a reidentify naming it included, since the ids of what an erasure keeps are not kept.
+ */
+function keepsId(ops: ProfileOperation[], links: Link[], key: string): boolean {
+  const erased = erasedAt(ops, links, key);
+  return (
+    erased === -Infinity ||
+    links.some((link) => link.to === key && link.t > erased) ||
+    ops.some(
+      (op) =>
+        op.op !== "delete" &&
+        op.op !== "reidentify" &&
+        rowKey(op) === key &&
+        op.t > erased &&
+        stampBounds(stateFromOperation(op)) !== null,
+    )
+  );
+}
+
+/**
  * One row: whether it is a profile (created after its latest erasure), from when updates that
  * cannot create apply to it (its first creation, or its erasure if later), and the operations
  * on it that its erasure left.
@@ -72,9 +95,16 @@ type ReadProfile = VisibleProfile & { id: string };
 
 /**
  * The profile read of `id`: the rows of every key linked to it, merged field by field; an
- * update that cannot create applies from the earliest creation among them.
+ * update that cannot create applies from the earliest creation among them. It shows the new id
+ * of the latest reidentify (between two of one stamp, the one whose stored key is larger), or
+ * `id` when an erasure left that row without it.
  */
-function referenceRead(ops: ProfileOperation[], id: string, knownTopics: Set<number>): ReadProfile | null {
+function referenceRead(
+  ops: ProfileOperation[],
+  id: string,
+  knownTopics: Set<number>,
+  storedKey: (key: string) => string,
+): ReadProfile | null {
   const links = ops.flatMap((op) => (op.op === "reidentify" ? [{ from: rowKey(op), to: op.newKey, t: op.t }] : []));
   const group = linkedKeys(links, profileKeyForId(id));
   const rows = [...group].map((key) => referenceRow(ops, links, key));
@@ -107,7 +137,8 @@ function referenceRead(ops: ProfileOperation[], id: string, knownTopics: Set<num
   let latest: Link | undefined;
   for (const link of links) {
     if (!group.has(link.from)) continue;
-    if (latest === undefined || link.t > latest.t || (link.t === latest.t && link.to > latest.to)) latest = link;
+    if (latest === undefined || link.t > latest.t || (link.t === latest.t && storedKey(link.to) > storedKey(latest.to)))
+      latest = link;
   }
   const sorted = [...fields.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const pick = (prefix: string) =>
@@ -115,7 +146,7 @@ function referenceRead(ops: ProfileOperation[], id: string, knownTopics: Set<num
       .filter(([field]) => field.startsWith(prefix))
       .map(([field, entry]) => [field.slice(prefix.length), entry.v] as const);
   return {
-    id: (latest?.to ?? profileKeyForId(id)).slice(2),
+    id: latest !== undefined && keepsId(ops, links, latest.to) ? latest.to.slice(2) : id,
     email: (fields.get("email")?.v as string | undefined) ?? null,
     phoneNumber: (fields.get("phone")?.v as string | undefined) ?? null,
     data: Object.fromEntries(pick("data.").filter(([, v]) => v !== null)) as Record<string, Json>,
@@ -254,9 +285,10 @@ afterAll(async () => {
 
 /** What the profile read shows: the rows of the id's linked ids, as the gateway reads them. */
 async function storedRead(projectId: number, id: string): Promise<ReadProfile | null> {
-  const { key, rows } = await findLinkedProfile(db.sql, projectId, profileKeyForId(id));
+  const keyOf = profileKeysWith(await profileKeySecrets(db.sql, [projectId]));
+  const { key, rows } = await findLinkedProfile(db.sql, projectId, keyOf(projectId, id));
   const profile = visibleProfile(...rows.map((row) => row.state));
-  return profile === null ? null : { id: profileIdOf({ key }), ...profile };
+  return profile === null ? null : { id: rows.find((row) => row.key === key)?.externalId ?? id, ...profile };
 }
 
 describe("profile convergence (property)", () => {
@@ -310,7 +342,9 @@ describe("profile convergence (property)", () => {
             }),
           );
 
-          const expected = READ_IDS.map((id) => referenceRead(operations, id, knownTopics));
+          const keyOf = profileKeysWith(await profileKeySecrets(db.sql, [project.id]));
+          const storedKey = (key: string) => keyOf(project.id, key.slice(2));
+          const expected = READ_IDS.map((id) => referenceRead(operations, id, knownTopics, storedKey));
           const stored = await Promise.all(READ_IDS.map((id) => storedRead(project.id, id)));
           expect(stored).toEqual(expected);
         },

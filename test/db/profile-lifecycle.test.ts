@@ -1,13 +1,13 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, insertTopic, recordDeadLetter } from "@cm/db";
-import { MAX_LINKED_IDS, type ProfileOperation } from "@cm/domain";
+import { createProject, insertTopic, profileKeySecrets, recordDeadLetter } from "@cm/db";
+import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
 import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
 import { applyRetention } from "../../apps/worker/src/features/retention";
 import { REDIS_URL } from "../support/env";
-import { profileOperations, readProfileOrNull } from "../support/profile-operations";
+import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
@@ -43,16 +43,17 @@ async function newProject() {
 
 const read = (projectId: number, id: string) => readProfileOrNull(stack.db.sql, projectId, id);
 
-/** The row as stored, every column of personal data included. */
-async function rawRow(projectId: number, key: string) {
+/** The row of a user as stored, every column of personal data included. */
+async function rawRow(projectId: number, id: string) {
   const [row] = await stack.db.sql`
-    SELECT created_t::float8 AS created_t, last_created_t, deleted_t::float8 AS deleted_t, email, phone_number, data,
-           channels, topic_choices, tags, unsubscribed
-      FROM profiles WHERE project_id = ${projectId} AND key = ${key}`;
+    SELECT external_id, created_t::float8 AS created_t, last_created_t, deleted_t::float8 AS deleted_t, email,
+           phone_number, data, channels, topic_choices, tags, unsubscribed
+      FROM profiles WHERE project_id = ${projectId} AND key = ${await storedKeyOf(stack.db.sql, projectId, id)}`;
   return row;
 }
 
 const ERASED_ROW = {
+  external_id: null,
   last_created_t: null,
   email: null,
   phone_number: null,
@@ -115,7 +116,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
         p.delete("b", 4),
         p.identify("b", 5, { data: { fresh: true } }),
       ],
-      async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "i:a") }),
+      async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "a") }),
     );
     expect(results).toHaveLength(120);
     for (const result of results) {
@@ -144,7 +145,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
     await applyProfileOperations(stores, [p.delete("gone", 10)]);
     expect(await read(p.id, "gone")).toBeNull();
-    expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+    expect(await rawRow(p.id, "gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
     await applyProfileOperations(stores, [
       p.identify("gone", 9, { email: "late@example.com", data: { late: true } }),
@@ -153,11 +154,11 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       p.subscription("gone", 4, false),
     ]);
     expect(await read(p.id, "gone")).toBeNull();
-    expect(await rawRow(p.id, "i:gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+    expect(await rawRow(p.id, "gone")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
     // An id nobody used yet: its erasure is kept too.
     await applyProfileOperations(stores, [p.delete("unknown", 10), p.identify("unknown", 9, { email: "u@x.co" })]);
-    expect(await rawRow(p.id, "i:unknown")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
+    expect(await rawRow(p.id, "unknown")).toEqual({ ...ERASED_ROW, created_t: 10, deleted_t: 10 });
 
     // An identify stamped after the erasure starts a new profile.
     await applyProfileOperations(stores, [p.identify("gone", 11, { data: { again: true } })]);
@@ -177,7 +178,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
     await applyProfileOperations(stores, [p.reidentify("old", "new", 3)]);
     expect(await read(p.id, "old")).toBeNull();
-    expect(await rawRow(p.id, "i:old")).toEqual({ ...ERASED_ROW, created_t: 5, deleted_t: 5 });
+    expect(await rawRow(p.id, "old")).toEqual({ ...ERASED_ROW, created_t: 5, deleted_t: 5 });
 
     // A link stamped after the erasure joins a profile the erasure never reached.
     await applyProfileOperations(stores, [
@@ -211,20 +212,26 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
   it("refuses a reidentify that would link more than MAX_LINKED_IDS ids into one profile, and applies the others", async () => {
     const p = await newProject();
+    const chain = await Promise.all(
+      Array.from({ length: MAX_LINKED_IDS }, (_, n) => storedKeyOf(stack.db.sql, p.id, `c${n + 1}`)),
+    );
     await stack.db.sql`
       INSERT INTO profile_links (project_id, from_key, to_key, t)
-      SELECT ${p.id}, 'i:c' || n, 'i:c' || (n + 1), n FROM generate_series(1, ${MAX_LINKED_IDS - 1}) AS n`;
+      SELECT ${p.id}, (${chain}::text[])[n], (${chain}::text[])[n + 1], n
+        FROM generate_series(1, ${MAX_LINKED_IDS - 1}) AS n`;
     const outcome = await applyProfileOperations(stores, [
       p.reidentify(`c${MAX_LINKED_IDS}`, "one-too-many", 5_000),
       p.identify("solo", 1),
       p.reidentify("solo", "solo-new", 2),
     ]);
-    expect(outcome.poisoned.map(({ operation, error }) => [operation.key, String(error)])).toEqual([
-      [`i:c${MAX_LINKED_IDS}`, expect.stringMatching(/would link more than 1000 ids into one profile/)],
+    expect(outcome.poisoned.map(({ operation, error }) => [operation.id, String(error)])).toEqual([
+      [`c${MAX_LINKED_IDS}`, expect.stringMatching(/would link more than 1000 ids into one profile/)],
     ]);
     expect(await read(p.id, "solo")).toMatchObject({ id: "solo-new" });
     expect(
-      await stack.db.sql`SELECT 1 FROM profile_links WHERE project_id = ${p.id} AND to_key = 'i:one-too-many'`,
+      await stack.db.sql`
+        SELECT 1 FROM profile_links
+         WHERE project_id = ${p.id} AND to_key = ${await storedKeyOf(stack.db.sql, p.id, "one-too-many")}`,
     ).toHaveLength(0);
   });
 
@@ -270,22 +277,23 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
   it("removes the erased profile's operations from dead letters and failed jobs", async () => {
     const p = await newProject();
-    const other = profileOperations(p.id + 1_000_000);
-    for (const operation of [p.identify("gone", 1), p.edit("other", 1, { a: 1 }), other.identify("gone", 1)]) {
+    const other = await newProject();
+    // Dead-lettered as workers do, keyed as stored; the last queued by a gateway before
+    // migration 007, naming the same profile.
+    const keyOf = profileKeysWith(await profileKeySecrets(stack.db.sql, [p.id, other.id]));
+    for (const operation of [
+      p.identify("gone", 1),
+      p.edit("other", 1, { a: 1 }),
+      other.identify("gone", 1),
+      { ...p.identify("gone", 1), key: "e:gone", id: null as unknown as string },
+    ]) {
       await recordDeadLetter(stack.db.sql, {
         projectId: operation.projectId,
         jobId: "j",
-        event: operation,
+        event: withStoredKeys(operation, keyOf),
         error: "x",
       });
     }
-    // Queued by a gateway before migration 007: the same profile.
-    await recordDeadLetter(stack.db.sql, {
-      projectId: p.id,
-      jobId: "j",
-      event: { ...p.identify("gone", 1), key: "e:gone", id: null },
-      error: "x",
-    });
 
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
@@ -315,9 +323,9 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
       const letters = await stack.db.sql<{ project_id: number; event: string }[]>`
         SELECT project_id, event FROM identify_dead_letters WHERE job_id = 'j' ORDER BY id`;
-      expect(letters.map((letter) => [letter.project_id, JSON.parse(letter.event).key])).toEqual([
-        [p.id, "i:other"],
-        [p.id + 1_000_000, "i:gone"],
+      expect(letters.map((letter) => [letter.project_id, JSON.parse(letter.event).id])).toEqual([
+        [p.id, "other"],
+        [other.id, "gone"],
       ]);
 
       const data = async (name: string) => (await queue.getJob(queued[name] as string))?.data.events;

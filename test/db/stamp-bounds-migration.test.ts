@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyProfileWrites, createProject, findProfile, migrate, migrationNames } from "@cm/db";
+import { applyProfileWrites, createProject, findProfile, migrationNames } from "@cm/db";
 import {
   erasureState,
   mergeStates,
@@ -10,7 +10,12 @@ import {
   type StateOperation,
 } from "@cm/domain";
 import { profileOperations } from "../support/profile-operations";
-import { createTestDatabaseBefore, type TestDatabase } from "../support/database";
+import {
+  createTestDatabaseBefore,
+  KEYED_PROFILE_KEYS_MIGRATION,
+  migrateBefore,
+  type TestDatabase,
+} from "../support/database";
 
 const STAMP_BOUNDS_MIGRATION = "009_profile_stamp_bounds.sql";
 
@@ -64,7 +69,9 @@ describe("migration 009: stamp bounds", () => {
     };
     for (const [key, stored] of Object.entries(rows)) await storeBefore009(project, key, stored);
 
-    expect(await migrate(db.sql)).toEqual((await migrationNames()).filter((name) => name >= STAMP_BOUNDS_MIGRATION));
+    expect(await migrateBefore(db.sql, KEYED_PROFILE_KEYS_MIGRATION)).toEqual(
+      (await migrationNames()).filter((name) => name >= STAMP_BOUNDS_MIGRATION && name < KEYED_PROFILE_KEYS_MIGRATION),
+    );
     for (const [key, stored] of Object.entries(rows)) {
       expect((await findProfile(db.sql, project, key))?.state, key).toEqual(stored);
       expect(await newestT(project, key), key).toEqual({ newest: null, trusted: null });

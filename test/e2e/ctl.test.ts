@@ -3,6 +3,7 @@ import { parseToken } from "@cm/domain";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
 import { runCtl } from "../support/processes";
+import { storedKeyOf } from "../support/profile-operations";
 
 let db: TestDatabase;
 let env: NodeJS.ProcessEnv;
@@ -118,17 +119,19 @@ describe("ctl", () => {
   it("events delete removes a user's events in a time range, linked ids' included, and nothing else", async () => {
     const { project } = await ctlJson(["project", "create", "--name", "Events"]);
     const at = (day: number) => new Date(Date.UTC(2026, 0, day)).toISOString();
-    await db.sql`INSERT INTO profile_links (project_id, from_key, to_key, t) VALUES (${project.id}, 'i:old', 'i:u', 1)`;
-    for (const [key, day] of [
-      ["i:u", 1],
-      ["i:u", 2],
-      ["i:old", 2],
-      ["i:u", 3],
-      ["i:other", 2],
+    const key = (id: string) => storedKeyOf(db.sql, project.id, id);
+    await db.sql`
+      INSERT INTO profile_links (project_id, from_key, to_key, t) VALUES (${project.id}, ${await key("old")}, ${await key("u")}, 1)`;
+    for (const [user, day] of [
+      ["u", 1],
+      ["u", 2],
+      ["old", 2],
+      ["u", 3],
+      ["other", 2],
     ] as const) {
       await db.sql`
         INSERT INTO events (project_id, user_key, id, name, name_key, created_at, received_at)
-        VALUES (${project.id}, ${key}, gen_random_uuid(), 'e', 'e', ${at(day)}, ${at(day)})`;
+        VALUES (${project.id}, ${await key(user)}, gen_random_uuid(), 'e', 'e', ${at(day)}, ${at(day)})`;
     }
     const id = String(project.id);
     expect(await ctlJson(["events", "delete", "--project", id, "--user", "u", "--from", at(2), "--to", at(3)])).toEqual(
@@ -136,11 +139,15 @@ describe("ctl", () => {
         deleted: 2,
       },
     );
-    const left = await db.sql`SELECT user_key, created_at FROM events WHERE project_id = ${project.id} ORDER BY 1, 2`;
-    expect(left.map((row) => [row.user_key, row.created_at.toISOString()])).toEqual([
-      ["i:other", at(2)],
-      ["i:u", at(1)],
-      ["i:u", at(3)],
+    const left = await db.sql`SELECT user_key, created_at FROM events WHERE project_id = ${project.id}`;
+    const users = new Map([
+      [await key("u"), "u"],
+      [await key("other"), "other"],
+    ]);
+    expect(left.map((row) => [users.get(row.user_key), row.created_at.toISOString()]).sort()).toEqual([
+      ["other", at(2)],
+      ["u", at(1)],
+      ["u", at(3)],
     ]);
     expect(await ctlJson(["events", "delete", "--project", id, "--user", "u"])).toEqual({ deleted: 2 });
     const refused = await runCtl(env, ["events", "delete", "--project", id, "--user", "u", "--from", "soon"]);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestStack, type TestStack } from "../support/services";
+import { storedKeyOf } from "../support/profile-operations";
 import { waitFor } from "../support/wait";
 
 // What real Vero clients send, beyond api.md's one documented transport (docs/integrations.md).
@@ -262,7 +263,8 @@ describe("shapes real clients send", () => {
     await at("2026-01-01T12:00:00Z", "+15550003");
     const stored = await applied("phone-1", () => true);
     await waitFor("all three applied", async () => {
-      const worker = await stack.db.sql`SELECT count(*)::int AS n FROM profiles WHERE key = 'i:phone-1'`;
+      const key = await storedKeyOf(stack.db.sql, stack.project.id, "phone-1");
+      const worker = await stack.db.sql`SELECT count(*)::int AS n FROM profiles WHERE key = ${key}`;
       return worker[0]?.n === 1 ? true : undefined;
     });
     expect(stored.phone_number).toBe("+15550002");
@@ -278,7 +280,7 @@ describe("one identity space", () => {
     const stored = await applied("one@example.com", (p) => (p.data as { second?: number }).second === 2);
     expect(stored).toMatchObject({ id: "one@example.com", email: "one@example.com", data: { first: 1, second: 2 } });
     const rows = await stack.db
-      .sql`SELECT key FROM profiles WHERE project_id = ${stack.project.id} AND key LIKE '%one@example.com'`;
-    expect(rows.map((r) => r.key)).toEqual(["i:one@example.com"]);
+      .sql`SELECT key FROM profiles WHERE project_id = ${stack.project.id} AND external_id = 'one@example.com'`;
+    expect(rows.map((r) => r.key)).toEqual([await storedKeyOf(stack.db.sql, stack.project.id, "one@example.com")]);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addIdentifyBatch, identifyQueue, producerConnection } from "@cm/queue";
-import { profileOperations } from "../support/profile-operations";
+import { profileOperations, storedKeyOf } from "../support/profile-operations";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
@@ -128,6 +128,59 @@ describe("GET /api/v2/users/:id", () => {
       return reply.status === 200 ? reply.body : undefined;
     });
     expect(again.data).toEqual({ plan: "team" });
+  });
+
+  it("keeps no address of a user known by email alone once deleted: its row, tombstone, links and events hold keyed hashes", async () => {
+    const send = (path: string, body: unknown) =>
+      fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
+        method: "POST",
+        body: JSON.stringify(body),
+      }).then((response) => response.status);
+    const email = "forget-me@example.com";
+    const renamed = "forget-me-too@example.com";
+    expect(await send("/users/track", { email, data: { plan: "pro" } })).toBe(200);
+    expect(await send("/events/track", { identity: { email }, event_name: "Signed up" })).toBe(200);
+    await waitFor("the profile and its event", async () => {
+      const reply = await read(email, stack.project.apiKey);
+      return reply.status === 200 && reply.body.event_count === 1 ? true : undefined;
+    });
+    const reidentify = await fetch(`${base}/api/v2/users/reidentify?auth_token=${stack.project.authToken}`, {
+      method: "PUT",
+      body: JSON.stringify({ id: email, new_id: renamed }),
+    });
+    expect(reidentify.status).toBe(200);
+    const shown = await waitFor("the reidentify", async () => {
+      const reply = await read(email, stack.project.apiKey);
+      return reply.body.id === renamed ? reply.body : undefined;
+    });
+    expect(shown).toMatchObject({ id: renamed, email, data: { plan: "pro" }, event_count: 1 });
+
+    expect(await send("/users/delete", { email: renamed })).toBe(200);
+    await waitFor("the erasure", async () =>
+      (await read(email, stack.project.apiKey)).status === 404 ? true : undefined,
+    );
+    const sql = stack.db.sql;
+    const tables = await sql<{ name: string }[]>`
+      SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = 'public'`;
+    const holding: string[] = [];
+    for (const { name } of tables) {
+      const [row] = await sql.unsafe<{ n: number }[]>(
+        `SELECT count(*)::integer AS n FROM ${name} AS whole_row WHERE whole_row::text LIKE '%forget-me%'`,
+      );
+      if ((row?.n ?? 0) > 0) holding.push(`${name}: ${row?.n} rows`);
+    }
+    expect(holding).toEqual([]);
+    const [oldKey, newKey] = [
+      await storedKeyOf(sql, stack.project.id, email),
+      await storedKeyOf(sql, stack.project.id, renamed),
+    ];
+    const rows =
+      await sql`SELECT key, external_id, deleted_t IS NOT NULL AS erased FROM profiles WHERE key IN (${oldKey}, ${newKey}) ORDER BY key`;
+    expect(rows).toEqual([oldKey, newKey].sort().map((key) => ({ key, external_id: null, erased: true })));
+    expect(await sql`SELECT from_key, to_key FROM profile_links WHERE from_key = ${oldKey}`).toEqual([
+      { from_key: oldKey, to_key: newKey },
+    ]);
+    expect(await sql`SELECT key FROM profile_erasures WHERE key = ${newKey}`).toEqual([{ key: newKey }]);
   });
 
   it("validates the revision header", async () => {

@@ -2,7 +2,15 @@ import type { RunningWorker } from "@cm/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
-import { fanoutOf, lockProfile, lockWaiters, materialised, seedProfiles, seededId } from "../support/topic-fanout";
+import {
+  fanoutOf,
+  lockProfile,
+  lockWaiters,
+  materialised,
+  seedProfiles,
+  seededId,
+  type SeededProfiles,
+} from "../support/topic-fanout";
 import { waitFor } from "../support/wait";
 
 const PROFILES = 22_500; // five chunks: four full, one part
@@ -51,12 +59,32 @@ const blockedAfter = (topicId: number, chunks: number) =>
       : undefined,
   );
 
+/** A new user's id whose stored key comes before (or after) the seeded profile `bound`'s, as the fan-out orders keys. */
+async function newIdKeyed(seeded: SeededProfiles, side: "before" | "after", bound: string): Promise<string> {
+  const ids = Array.from({ length: 50 }, (_, n) => `late-${n}`);
+  const [found] = await stack.db.sql<{ id: string }[]>`
+    SELECT id FROM unnest(${ids}::text[], ${ids.map(seeded.keyOf)}::text[]) WITH ORDINALITY AS c(id, key, n)
+     WHERE CASE WHEN ${side} = 'before' THEN key < ${seeded.keyOf(bound)} ELSE key > ${seeded.keyOf(bound)} END
+     ORDER BY n LIMIT 1`;
+  return (found as { id: string }).id;
+}
+
 /** A project of its own per test, with PROFILES profiles; every tenth chose "subscribed" explicitly. */
 async function seededProject(name: string) {
   const project = await createTestProject(stack.db.sql, name);
   const topicId = await project.topic("News", "subscribed");
-  await seedProfiles(stack.db.sql, project.id, PROFILES, { topicId, status: "subscribed", every: EXPLICIT_EVERY });
-  return { project, topicId, withoutChoice: PROFILES - PROFILES / EXPLICIT_EVERY };
+  const seeded = await seedProfiles(stack.db.sql, project.id, PROFILES, {
+    topicId,
+    status: "subscribed",
+    every: EXPLICIT_EVERY,
+  });
+  // The first profile without an explicit choice (one the fan-out writes) from a place in its walk.
+  const withoutChoiceFrom = (place: number) =>
+    seeded.inKeyOrder.slice(place).find((id) => Number(id.slice(1)) % EXPLICIT_EVERY !== 0) as string;
+  // The profile the tests lock: in the third of the five chunks.
+  const locked = withoutChoiceFrom(12_000);
+  const lock = () => lockProfile(stack.db.sql, project.id, seeded.keyOf(locked));
+  return { project, topicId, withoutChoice: PROFILES - PROFILES / EXPLICIT_EVERY, seeded, withoutChoiceFrom, lock };
 }
 
 beforeAll(async () => {
@@ -68,8 +96,9 @@ afterAll(() => stack.close());
 
 describe("fan-out of a default change", () => {
   it("reaches every profile without an explicit choice, created before and during the fan-out", async () => {
-    const { project, topicId, withoutChoice } = await seededProject("Before and during");
-    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    const { project, topicId, withoutChoice, seeded, withoutChoiceFrom, lock } =
+      await seededProject("Before and during");
+    const release = await lock();
     const reply = await changeDefault(project, topicId, "unsubscribed");
     expect(reply).toMatchObject({ status: 200, body: { default_status: "unsubscribed" } });
     // Readers resolve the default when they read: the change shows at once, fan-out or not.
@@ -79,13 +108,14 @@ describe("fan-out of a default change", () => {
     });
 
     await blockedAfter(topicId, 2);
-    // New profiles behind the fan-out's position ("i:a…") and ahead of it ("i:z…").
-    await track(project, { id: "a-late" });
-    await track(project, { id: "z-late" });
+    // New profiles behind the fan-out's position (the first two chunks) and ahead of it (the last two).
+    const behind = await newIdKeyed(seeded, "before", seeded.inKeyOrder[9_999] as string);
+    const ahead = await newIdKeyed(seeded, "after", seeded.inKeyOrder[15_000] as string);
+    await track(project, { id: behind });
+    await track(project, { id: ahead });
     await waitFor(
       "the new profiles",
-      async () =>
-        ((await topicOf(project, "z-late", topicId)) && (await topicOf(project, "a-late", topicId))) || undefined,
+      async () => ((await topicOf(project, ahead, topicId)) && (await topicOf(project, behind, topicId))) || undefined,
     );
     await release();
     const fanout = await finished(topicId);
@@ -93,24 +123,24 @@ describe("fan-out of a default change", () => {
     expect(fanout).toMatchObject({ chunks: 5, profiles_updated: withoutChoice + 1 });
     expect(await materialised(stack.db.sql, project.id, topicId)).toEqual({
       subscribed: 0,
-      unsubscribed: withoutChoice + 1, // z-late was ahead of the fan-out
-      absent: 1, // a-late was created behind it: readers use the topic's default
+      unsubscribed: withoutChoice + 1, // one was created ahead of the fan-out
+      absent: 1, // the other behind it: readers use the topic's default
       explicitWithDefault: 0,
     });
-    for (const id of ["a-late", "z-late", seededId(1), seededId(12_001), seededId(PROFILES - 1)]) {
+    for (const id of [behind, ahead, seededId(1), withoutChoiceFrom(12_000), seededId(PROFILES - 1)]) {
       expect(await topicOf(project, id, topicId), id).toMatchObject({ status: "unsubscribed", source: "default" });
     }
     expect(await topicOf(project, seededId(10), topicId)).toMatchObject({ status: "subscribed", source: "explicit" });
   });
 
   it("never overwrites an explicit choice that arrives while it runs", async () => {
-    const { project, topicId } = await seededProject("Explicit during");
-    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    const { project, topicId, seeded, withoutChoiceFrom, lock } = await seededProject("Explicit during");
+    const release = await lock();
     await changeDefault(project, topicId, "unsubscribed");
     await blockedAfter(topicId, 2);
 
     // Behind the fan-out (already given the default), in the waiting chunk, and ahead of it.
-    const choosers = [seededId(3), seededId(12_003), seededId(21_003)];
+    const choosers = [withoutChoiceFrom(2), withoutChoiceFrom(12_002), withoutChoiceFrom(21_002)];
     for (const id of choosers)
       await track(project, { id, preferences: { topics: [{ id: topicId, status: "subscribed" }] } });
     await waitFor("the choices to be applied", async () => {
@@ -129,7 +159,7 @@ describe("fan-out of a default change", () => {
       });
     }
     const [ahead] = await stack.db.sql`
-      SELECT topic_defaults ? ${String(topicId)} AS "hasDefault" FROM profiles WHERE project_id = ${project.id} AND key = ${`i:${seededId(21_003)}`}`;
+      SELECT topic_defaults ? ${String(topicId)} AS "hasDefault" FROM profiles WHERE project_id = ${project.id} AND key = ${seeded.keyOf(choosers[2] as string)}`;
     expect(ahead).toEqual({ hasDefault: false });
   });
 
@@ -149,8 +179,8 @@ describe("fan-out of a default change", () => {
   });
 
   it("ends at the last value when the second change lands mid-way through the first fan-out", async () => {
-    const { project, topicId, withoutChoice } = await seededProject("Mid-way change");
-    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    const { project, topicId, withoutChoice, lock } = await seededProject("Mid-way change");
+    const release = await lock();
     await changeDefault(project, topicId, "unsubscribed");
     await blockedAfter(topicId, 2);
     // The chunk in progress holds the topic: the second change waits for it, then supersedes the fan-out.
@@ -174,8 +204,8 @@ describe("fan-out of a default change", () => {
   });
 
   it("hands the job back between chunks when the worker stops, and another resumes it", async () => {
-    const { project, topicId, withoutChoice } = await seededProject("Graceful stop");
-    const release = await lockProfile(stack.db.sql, project.id, `i:${seededId(12_001)}`);
+    const { project, topicId, withoutChoice, lock } = await seededProject("Graceful stop");
+    const release = await lock();
     await changeDefault(project, topicId, "unsubscribed");
     await blockedAfter(topicId, 2);
     const stopped = worker.stop();

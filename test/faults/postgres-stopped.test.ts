@@ -48,6 +48,6 @@ describe("Postgres crashed under load", () => {
 
     // The token was checked before the crash: its cached verdict keeps identify answering.
     expect([...statuses]).toEqual([200]);
-    await waitUntilApplied(sql, acknowledged, 60_000);
+    await waitUntilApplied(sql, project.id, acknowledged, 60_000);
   });
 });

@@ -63,8 +63,8 @@ describe("Redis at maxmemory", () => {
 
       // ... until an operator makes room: then it resumes and drains, and everything is ready again.
       await redis.admin().config("SET", "maxmemory", "256mb");
-      const keys = acknowledged.map((n) => `i:full-${n}`);
-      await waitUntilApplied(stack.db.sql, keys, 30_000);
+      const ids = acknowledged.map((n) => `full-${n}`);
+      await waitUntilApplied(stack.db.sql, stack.project.id, ids, 30_000);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
       expect((await fetch(`${worker.healthUrl}/readyz`)).status).toBe(200);
       expect((await track(99_999)).status).toBe(200);

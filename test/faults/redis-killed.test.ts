@@ -57,7 +57,7 @@ describe("Redis killed under load", () => {
     await send(3_500);
 
     expect([...statuses].sort()).toEqual([200, 500]);
-    const keys = acknowledged.map((n) => `i:killed-${n}`);
-    await waitUntilApplied(stack.db.sql, keys, 60_000);
+    const ids = acknowledged.map((n) => `killed-${n}`);
+    await waitUntilApplied(stack.db.sql, stack.project.id, ids, 60_000);
   });
 });

@@ -47,7 +47,7 @@ describe("Redis stalled under load", () => {
       expect(statuses.has(500) || statuses.has(503)).toBe(true);
       expect([...statuses].filter((status) => ![200, 500, 503].includes(status))).toEqual([]);
       expect(slowestMs).toBeLessThan(WRITE_DEADLINE_MS + SLACK_MS);
-      await waitUntilApplied(stack.db.sql, acknowledged, 30_000);
+      await waitUntilApplied(stack.db.sql, stack.project.id, acknowledged, 30_000);
     },
   );
 });

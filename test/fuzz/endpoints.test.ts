@@ -192,14 +192,14 @@ const request = fc.oneof({ arbitrary: identifyRequest, weight: 3 }, { arbitrary:
 type FuzzRequest = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
 /**
- * The profile key a body would name if accepted, as the gateway derives it (a form sends null
+ * The user id a body would name if accepted, as the gateway derives it (a form sends null
  * as the text "null", and a lone surrogate as the U+FFFD that encode() made of it).
  */
-function keyOf(fields: Record<string, unknown>, form: boolean): string | null {
+function userIdOf(fields: Record<string, unknown>, form: boolean): string | null {
   const given = (value: unknown) => value !== undefined && (form || value !== null);
   const id = given(fields.id) ? fields.id : fields.email;
-  if (form && id !== undefined) return `i:${formText(id).toWellFormed()}`;
-  return typeof id === "string" || typeof id === "number" ? `i:${String(id)}` : null;
+  if (form && id !== undefined) return formText(id).toWellFormed();
+  return typeof id === "string" || typeof id === "number" ? String(id) : null;
 }
 
 describe("every endpoint, fuzzed", () => {
@@ -254,7 +254,7 @@ describe("every endpoint, fuzzed", () => {
         expect(response.status).toBeLessThan(500);
         const identify = /^\/api\/v2\/users\/track(\.json)?$/.test(path) && r.method === "POST";
         if (identify && response.status === 200 && fields !== null) {
-          const key = keyOf(fields, r.contentType === "application/x-www-form-urlencoded");
+          const key = userIdOf(fields, r.contentType === "application/x-www-form-urlencoded");
           expect(key, "an accepted identify names a profile").not.toBeNull();
           acknowledged.add(key as string);
         }
@@ -262,7 +262,7 @@ describe("every endpoint, fuzzed", () => {
 
       await fc.assert(fc.asyncProperty(request, send), { numRuns: Number(process.env.FUZZ_RUNS ?? 600) });
       // Acknowledged identifies land, as a profile or, for update_only ones, as the row that keeps them.
-      await waitUntilApplied(stack.db.sql, [...acknowledged], 30_000);
+      await waitUntilApplied(stack.db.sql, stack.project.id, [...acknowledged], 30_000);
       expect(statuses.get(200) ?? 0, JSON.stringify([...statuses])).toBeGreaterThan(0);
     },
   );

@@ -65,3 +65,21 @@ export async function createTestDatabaseBefore(label: string, migration: string)
   }
   return db;
 }
+
+/**
+ * The migrations not applied yet that come before `migration`, applied and recorded as
+ * migrate() does: a test of an older migration checks its rows keyed as they stood before
+ * migration 015 rekeyed them.
+ */
+export async function migrateBefore(sql: Sql, migration: string): Promise<string[]> {
+  const done = new Set((await sql<{ name: string }[]>`SELECT name FROM schema_migrations`).map((row) => row.name));
+  const applied = (await migrationNames()).filter((name) => name < migration && !done.has(name));
+  for (const name of applied) {
+    await sql.unsafe(await readFile(resolve(MIGRATIONS, name), "utf8"));
+    await sql`INSERT INTO schema_migrations (name) VALUES (${name})`;
+  }
+  return applied;
+}
+
+/** Migration 015, which keys profiles by keyed hashes of their ids. */
+export const KEYED_PROFILE_KEYS_MIGRATION = "015_profile_keys_keyed_hashes.sql";

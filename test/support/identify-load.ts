@@ -1,5 +1,5 @@
 export interface LoadOutcome {
-  /** Profile keys of the identifies answered 200. */
+  /** User ids of the identifies answered 200. */
   acknowledged: string[];
   statuses: Set<number>;
   slowestMs: number;
@@ -26,7 +26,7 @@ export async function identifyLoad(
       });
       outcome.slowestMs = Math.max(outcome.slowestMs, Date.now() - started);
       outcome.statuses.add(response.status);
-      if (response.status === 200) outcome.acknowledged.push(`i:${id}`);
+      if (response.status === 200) outcome.acknowledged.push(id);
     }
   };
   await Promise.all(Array.from({ length: clients }, client));

@@ -1,13 +1,19 @@
-import type { Sql } from "@cm/db";
-import type {
-  DeleteOperation,
-  EditOperation,
-  IdentifyEvent,
-  ReidentifyOperation,
-  SubscriptionOperation,
-  TagsOperation,
+import { profileKeySecrets, type Sql } from "@cm/db";
+import {
+  profileKeysWith,
+  type DeleteOperation,
+  type EditOperation,
+  type IdentifyEvent,
+  type ReidentifyOperation,
+  type SubscriptionOperation,
+  type TagsOperation,
 } from "@cm/domain";
 import { NotFound, readProfile } from "@cm/gateway";
+
+/** The stored key of a user of a project (libs/domain storedProfileKey). */
+export async function storedKeyOf(sql: Sql, projectId: number, id: string): Promise<string> {
+  return profileKeysWith(await profileKeySecrets(sql, [projectId]))(projectId, id);
+}
 
 /** The operations of Vero's users API for one project, as the gateway queues them. */
 export function profileOperations(projectId: number) {
@@ -46,7 +52,8 @@ export function profileOperations(projectId: number) {
 
 /** GET /api/v2/users/:id's answer, or null for its 404. */
 export async function readProfileOrNull(sql: Sql, projectId: number, id: string) {
-  return readProfile({ sql }, projectId, id).catch((error: unknown) => {
+  const keyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
+  return readProfile({ sql }, projectId, id, keyOf).catch((error: unknown) => {
     if (error instanceof NotFound) return null;
     throw error;
   });

@@ -1,6 +1,6 @@
 import type { Sql } from "@cm/db";
 import { eventsQueue, identifyQueue } from "@cm/queue";
-import type { ProfileStores } from "@cm/worker";
+import { cachedProfileKeys, type ProfileStores } from "@cm/worker";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "./env";
 
@@ -14,6 +14,7 @@ export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores 
   return {
     sql,
     ...queues,
+    profileKeys: cachedProfileKeys(sql),
     async close() {
       await Promise.all([queues.identifyQueue.close(), queues.eventsQueue.close()]);
       connection.disconnect();

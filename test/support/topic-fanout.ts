@@ -1,8 +1,16 @@
-import type { Sql } from "@cm/db";
+import { profileKeySecrets, type Sql } from "@cm/db";
+import { profileKeysWith } from "@cm/domain";
 
-/** Profile keys as identify makes them for ids u0000001, u0000002, …: their order is their number's. */
+/** The ids of seeded profiles: u0000001, u0000002, … */
 export function seededId(n: number): string {
   return `u${String(n).padStart(7, "0")}`;
+}
+
+export interface SeededProfiles {
+  /** The ids in the order of their stored keys: the order a fan-out walks them in. */
+  inKeyOrder: string[];
+  /** The stored key of a user of the project. */
+  keyOf(id: string): string;
 }
 
 /**
@@ -14,15 +22,23 @@ export async function seedProfiles(
   projectId: number,
   count: number,
   explicit: { topicId: number; status: "subscribed" | "unsubscribed"; every: number } | null = null,
-): Promise<void> {
+): Promise<SeededProfiles> {
+  const projectKeyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
+  const keyOf = (id: string) => projectKeyOf(projectId, id);
+  const ids = Array.from({ length: count }, (_, n) => seededId(n + 1));
+  const keys = ids.map(keyOf);
   const topicKey = explicit === null ? "" : String(explicit.topicId);
   await sql`
     INSERT INTO profiles (project_id, key, external_id, created_t, topic_choices)
-    SELECT ${projectId}, 'i:' || id, id, 1000,
+    SELECT ${projectId}, key, id, 1000,
            CASE WHEN ${explicit !== null} AND g % ${explicit?.every ?? 1} = 0
                 THEN jsonb_build_object(${topicKey}::text, jsonb_build_object('t', 1000, 'h', 'seed', 'v', ${explicit?.status ?? ""}::text))
                 ELSE '{}' END
-      FROM generate_series(1, ${count}) AS g, LATERAL (SELECT 'u' || lpad(g::text, 7, '0') AS id) AS ids`;
+      FROM unnest(${ids}::text[], ${keys}::text[]) WITH ORDINALITY AS s(id, key, g)`;
+  // Ordered as the fan-out orders them: by the database's collation.
+  const inKeyOrder = await sql<{ external_id: string }[]>`
+    SELECT external_id FROM profiles WHERE project_id = ${projectId} ORDER BY key`;
+  return { inKeyOrder: inKeyOrder.map((row) => row.external_id), keyOf };
 }
 
 export interface FanoutRow {

@@ -16,6 +16,7 @@ import type { Worker } from "bullmq";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
 import { ensureUpcomingEventPartitions } from "./features/event-retention";
+import { cachedProfileKeys } from "./features/profile-keys";
 import { createWorkerMetrics } from "./metrics";
 import { queueWorkers } from "./queues/create-queue-worker";
 import { eventsProcessor } from "./queues/events-processor";
@@ -67,7 +68,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     queue.on("error", (error) =>
       logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, `${queue.name} queue error`)),
     );
-  const stores = { sql, ...failedJobs };
+  const stores = { sql, ...failedJobs, profileKeys: cachedProfileKeys(sql) };
   const logLeftAlone = logThrottle(10);
   const leftAlone = (queue: string) => (kind: unknown, v: unknown) => {
     metrics.jobsLeftAlone.inc({ queue });

@@ -13,6 +13,8 @@ export interface Credential {
   projectId: number;
   kind: CredentialKind;
   permissions: Permission[];
+  /** The project's secret of its stored profile keys (libs/domain storedProfileKey). */
+  profileKeySecret: Buffer;
 }
 
 /** Creates a credential and returns the token; the token is never stored and cannot be shown again. */
@@ -34,10 +36,17 @@ export async function createCredential(
 export async function findCredential(sql: Db, token: string): Promise<Credential | null> {
   const parsed = parseToken(token);
   if (parsed === null) return null;
-  const [row] = await sql<{ project_id: number; secret_hash: Buffer; permissions: Permission[] }[]>`
-    SELECT project_id, secret_hash, permissions
-      FROM credentials
-     WHERE id = ${parsed.id} AND kind = ${parsed.kind} AND revoked_at IS NULL`;
+  const [row] = await sql<
+    { project_id: number; secret_hash: Buffer; permissions: Permission[]; profile_key_secret: Buffer }[]
+  >`
+    SELECT c.project_id, c.secret_hash, c.permissions, p.profile_key_secret
+      FROM credentials AS c JOIN projects AS p ON p.id = c.project_id
+     WHERE c.id = ${parsed.id} AND c.kind = ${parsed.kind} AND c.revoked_at IS NULL`;
   if (row === undefined || !secretMatches(parsed.secret, row.secret_hash)) return null;
-  return { projectId: row.project_id, kind: parsed.kind, permissions: row.permissions };
+  return {
+    projectId: row.project_id,
+    kind: parsed.kind,
+    permissions: row.permissions,
+    profileKeySecret: row.profile_key_secret,
+  };
 }

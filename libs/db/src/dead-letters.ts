@@ -1,4 +1,4 @@
-import { profileIdOf, profileKeyForId, unstorableText } from "@cm/domain";
+import { unstorableText } from "@cm/domain";
 import type { Db } from "./connect";
 
 /** The operation as queued, or, when even JSON.stringify fails on it (nesting past the stack), why. */
@@ -11,15 +11,13 @@ function deadLetterText(operation: unknown): string {
 }
 
 /**
- * The profile the operation names, keyed as the workers key it (a job queued before migration
- * 007 may name it "e:<email>"), so that its erasure finds the letter; null when it names none
+ * The stored key of the profile the operation names (the workers key what they apply as stored,
+ * libs/domain withStoredKeys), so that its erasure finds the letter; null when it names none
  * that could be stored, as a dead letter's operation may not.
  */
 function profileKeyOf(operation: unknown): string | null {
   const key = (operation as { key?: unknown } | null)?.key;
-  if (typeof key !== "string") return null;
-  const profileKey = profileKeyForId(profileIdOf({ key }));
-  return unstorableText(profileKey) === null ? profileKey : null;
+  return typeof key === "string" && unstorableText(key) === null ? key : null;
 }
 
 export async function recordDeadLetter(

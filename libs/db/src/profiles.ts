@@ -6,6 +6,11 @@ export interface ProfileWrite {
   key: string;
   externalId: string | null;
   state: ProfileState;
+  /**
+   * The stamp of a reidentify naming the row by its id (its new id), which holds no value: the
+   * id outlives an erasure stamped before it like a value would.
+   */
+  namedT?: number;
 }
 
 export interface ApplyResult {
@@ -61,6 +66,15 @@ function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tag
                           '{}') END`;
 }
 
+/** The newest stamp the row holds once the write is merged into it (the row's is trusted as freshWrite says). */
+function mergedNewestT(sql: Db) {
+  return sql`
+    greatest(CASE WHEN p.newest_t_at = p.updated_at THEN p.newest_t
+                  ELSE lww_row_newest_t(p.created_t, p.last_created_t, p.deleted_t, p.email, p.phone_number,
+                                        p.unsubscribed, p.data, p.channels, p.topic_choices, p.tags) END,
+             excluded.newest_t)`;
+}
+
 /**
  * Merges a batch of profile states into the stored ones in a single statement, exactly as
  * libs/domain's mergeStates does; states are as mergeStates leaves them (nothing kept that their
@@ -74,6 +88,7 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   // quarter shorter to write and to read; it cost a fifth of the statement (docs/scaling.md).
   const rows = writes.map((w) => {
     const bounds = stampBounds(w.state);
+    const newest = w.namedT === undefined ? bounds?.newest : Math.max(w.namedT, bounds?.newest ?? -Infinity);
     return [
       w.projectId,
       w.key,
@@ -88,8 +103,8 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
       w.state.topics,
       w.state.tags,
       w.state.unsubscribed,
-      bounds?.newest ?? null,
-      bounds?.oldest ?? null,
+      newest ?? null,
+      bounds?.oldest ?? w.namedT ?? null,
     ];
   });
   // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
@@ -102,6 +117,9 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   // path stays as fast. last_created_t counts created_t too while the row has no erasure: a
   // worker older than migration 008 creates rows without it.
   //
+  // The id (external_id) stays only while the row holds something stamped after its erasure:
+  // what an erasure keeps is keyed by a hash of the id, never the id itself (migration 015).
+  //
   // One INSERT … SELECT and nothing around it: Citus sends it to the shards in one step, each
   // its rows, where a statement of CTEs took four (docs/scaling.md). The time is part of the
   // inserted row, as Citus allows no function but an immutable one in DO UPDATE SET.
@@ -109,7 +127,8 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
     INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
                                data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t,
                                updated_at)
-    SELECT r.project_id, r.key, r.external_id, r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
+    SELECT r.project_id, r.key, CASE WHEN r.deleted_t IS NULL OR r.newest_t > r.deleted_t THEN r.external_id END,
+           r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
            r.data, r.channels,
            CASE WHEN r.topics = '{}' THEN '{}'::jsonb
                 ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
@@ -148,11 +167,11 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
       channels       = ${mergedMap(sql, "channels")},
       topic_choices  = ${mergedMap(sql, "topic_choices")},
       tags           = ${mergedMap(sql, "tags")},
-      newest_t       = greatest(CASE WHEN p.newest_t_at = p.updated_at THEN p.newest_t
-                                     ELSE lww_row_newest_t(p.created_t, p.last_created_t, p.deleted_t, p.email,
-                                                           p.phone_number, p.unsubscribed, p.data, p.channels,
-                                                           p.topic_choices, p.tags) END,
-                                excluded.newest_t),
+      external_id    = CASE WHEN greatest(p.deleted_t, excluded.deleted_t) IS NULL
+                            THEN coalesce(p.external_id, excluded.external_id)
+                            WHEN ${mergedNewestT(sql)} > greatest(p.deleted_t, excluded.deleted_t)
+                            THEN coalesce(p.external_id, excluded.external_id) END,
+      newest_t       = ${mergedNewestT(sql)},
       newest_t_at    = excluded.newest_t_at,
       write_oldest_t = excluded.write_oldest_t,
       updated_at     = excluded.updated_at`;

@@ -57,7 +57,8 @@ export interface ChannelValue {
 /**
  * One accepted identify, as queued for the workers. `t` orders it against other updates of the
  * same profile; `id` is the user's id when given, otherwise its email (as Vero keys users), and
- * `key` names the profile by it.
+ * `key` names the profile by it: profileKeyForId as queued, its stored key (a keyed hash of the
+ * id, withStoredKeys) once a worker reads it.
  */
 export interface IdentifyEvent {
   /** Absent in jobs queued before the other profile operations existed. */

@@ -7,6 +7,7 @@ export * from "./journey-graph";
 export * from "./json";
 export * from "./permissions";
 export * from "./problems";
+export * from "./profile-keys";
 export * from "./profile-operations";
 export * from "./profile-requests";
 export * from "./profile-state";

@@ -2,8 +2,9 @@ import type { IdentifyEvent } from "./identify";
 import type { Json } from "./json";
 
 // The operations of Vero's users API, as the gateway queues them for the workers (in the same
-// micro-batches and jobs as identifies). `key` names the profile the request named, `id` is
-// that user's id (or email, which is the id of a user known by email alone), `t` stamps it.
+// micro-batches and jobs as identifies). `key` names the profile the request named (as
+// IdentifyEvent's does), `id` is that user's id (or email, which is the id of a user known by
+// email alone), `t` stamps it.
 
 interface OperationOf<Op extends string> {
   op: Op;

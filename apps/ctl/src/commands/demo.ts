@@ -7,6 +7,7 @@ import {
   DEMO_PROJECT_LOCK,
   findProjectByName,
   insertTopic,
+  profileKeySecrets,
   storeEventsInTransaction,
   takeAdvisoryLock,
   type Sql,
@@ -15,9 +16,10 @@ import {
 import {
   mergeStates,
   PERMISSIONS,
-  profileKeyForId,
+  profileKeysWith,
   stateFromOperation,
   type IdentifyEvent,
+  type ProfileKeyOf,
   type ProfileState,
   type StateOperation,
   type TopicStatus,
@@ -38,11 +40,11 @@ const DEMO_TOPICS: { name: string; description: string | null; defaultStatus: To
 const PLANS = ["free", "team", "business"];
 const LANGUAGES = ["en", "fr", "de", "es"];
 
-function demoEvent(projectId: number, n: number, topicIds: number[], now: number): IdentifyEvent {
+function demoEvent(projectId: number, n: number, topicIds: number[], now: number, keyOf: ProfileKeyOf): IdentifyEvent {
   const id = `demo-user-${String(n).padStart(4, "0")}`;
   const event: IdentifyEvent = {
     projectId,
-    key: profileKeyForId(id),
+    key: keyOf(projectId, id),
     id,
     t: now - (DEMO_PROFILES - n) * 60_000,
     updateOnly: false,
@@ -91,7 +93,8 @@ async function fillDemoProject(tx: Transaction, projectId: number): Promise<void
   const topicIds: number[] = [];
   for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);
   const now = Date.now();
-  const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now));
+  const keyOf = profileKeysWith(await profileKeySecrets(tx, [projectId]));
+  const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now, keyOf));
   await applyProfileWrites(
     tx,
     events.map((event, n) => ({ projectId, key: event.key, externalId: event.id, state: demoState(event, n + 1) })),

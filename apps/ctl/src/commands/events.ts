@@ -1,5 +1,5 @@
-import { deleteUserEventsBetween, linkedKeys, projectExists, type Sql } from "@cm/db";
-import { parseTimestamp, profileKeyForId } from "@cm/domain";
+import { deleteUserEventsBetween, linkedKeys, profileKeySecrets, type Sql } from "@cm/db";
+import { parseTimestamp, profileKeysWith } from "@cm/domain";
 import { CliError } from "../cli-error";
 
 function bound(name: string, text: string | undefined): Date | null {
@@ -21,8 +21,9 @@ export async function deleteEventsCommand(
   userId: string,
   range: { from?: string; to?: string },
 ) {
-  if (!(await projectExists(sql, projectId))) throw new CliError(`project ${projectId} does not exist`);
-  const keys = await linkedKeys(sql, projectId, profileKeyForId(userId));
+  const secrets = await profileKeySecrets(sql, [projectId]);
+  if (!secrets.has(projectId)) throw new CliError(`project ${projectId} does not exist`);
+  const keys = await linkedKeys(sql, projectId, profileKeysWith(secrets)(projectId, userId));
   const deleted = await deleteUserEventsBetween(sql, projectId, keys, bound("from", range.from), bound("to", range.to));
   return { deleted };
 }

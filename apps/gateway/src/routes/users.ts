@@ -3,22 +3,31 @@ import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { requireRevision } from "../middleware/revision";
 import type { ApiState, AuthState } from "../state";
-import { eventPageRequest, InvalidInput } from "@cm/domain";
+import type { Credential } from "@cm/db";
+import { eventPageRequest, InvalidInput, profileKeysWith, type ProfileKeyOf } from "@cm/domain";
 import { listUserEvents } from "../use-cases/list-user-events";
 import { readProfile } from "../use-cases/read-profile";
+
+/** The stored keys of the users of the credential's project. */
+function credentialProfileKeys(credential: Credential): ProfileKeyOf {
+  return profileKeysWith(new Map([[credential.projectId, credential.profileKeySecret]]));
+}
 
 /** decisions.md "Profile read": GET /users/:id, by the user's id or email, and the user's events. */
 export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter);
 
   router.get<AuthState>("/users/:id", readAccess, requireRevision, async (ctx) => {
-    ctx.body = await readProfile(deps, ctx.state.credential.projectId, ctx.params.id as string);
+    const { projectId } = ctx.state.credential;
+    ctx.body = await readProfile(deps, projectId, ctx.params.id as string, credentialProfileKeys(ctx.state.credential));
   });
 
   // docs/events.md "Read".
   router.get<AuthState>("/users/:id/events", readAccess, requireRevision, async (ctx) => {
     const page = eventPageRequest(ctx.query);
     if (!page.ok) throw new InvalidInput(page.problems);
-    ctx.body = await listUserEvents(deps, ctx.state.credential.projectId, ctx.params.id as string, page.value);
+    const { projectId } = ctx.state.credential;
+    const keyOf = credentialProfileKeys(ctx.state.credential);
+    ctx.body = await listUserEvents(deps, projectId, ctx.params.id as string, page.value, keyOf);
   });
 }

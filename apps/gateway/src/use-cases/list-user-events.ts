@@ -1,5 +1,5 @@
 import { findUserEvents, linkedKeys } from "@cm/db";
-import { eventCursor, profileKeyForId, unstorableText, type EventPageRequest, type UserEventPage } from "@cm/domain";
+import { eventCursor, unstorableText, type EventPageRequest, type ProfileKeyOf, type UserEventPage } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 
 /**
@@ -12,9 +12,10 @@ export async function listUserEvents(
   projectId: number,
   ref: string,
   page: EventPageRequest,
+  keyOf: ProfileKeyOf,
 ): Promise<UserEventPage> {
   if (unstorableText(ref) !== null) return { data: [], next_cursor: null };
-  const keys = await linkedKeys(deps.sql, projectId, profileKeyForId(ref));
+  const keys = await linkedKeys(deps.sql, projectId, keyOf(projectId, ref));
   const rows = await findUserEvents(deps.sql, projectId, keys, {
     nameKey: page.nameKey,
     since: page.since === null ? null : new Date(page.since),

@@ -1,12 +1,13 @@
 import { applyProfileWrites, type ProfileWrite, type Sql } from "@cm/db";
 import {
+  emptyState,
   erasureState,
   mergeStates,
-  profileIdOf,
-  profileKeyForId,
   stateFromOperation,
+  unstorableText,
   type ProfileOperation,
   type ProfileState,
+  type ReidentifyOperation,
   type StateOperation,
 } from "@cm/domain";
 import type { Erasure } from "./erase-profiles";
@@ -14,23 +15,34 @@ import { applyIsolatingRefused } from "./isolate-refused";
 
 /**
  * One write per profile row: the operations on it and the erasures of it are merged first
- * (merging is order-free), so that a job's erasures cost no statement of their own.
+ * (merging is order-free), so that a job's erasures cost no statement of their own. Operations
+ * are keyed as stored (withStoredKeys). A reidentify's new id gets a row holding its id, which
+ * the read of the profile shows (an erasure holds none, libs/db applyProfileWrites).
  */
 export function profileWrites(
   operations: readonly StateOperation[],
   erasures: readonly Erasure[] = [],
+  reidentifies: readonly ReidentifyOperation[] = [],
 ): ProfileWrite[] {
   const byProfile = new Map<string, ProfileWrite>();
-  const write = (projectId: number, key: string, state: ProfileState) => {
-    const id = `${projectId}\u0000${key}`;
-    const existing = byProfile.get(id);
-    if (existing === undefined) byProfile.set(id, { projectId, key, externalId: profileIdOf({ key }), state });
-    else existing.state = mergeStates(existing.state, state);
+  const write = (projectId: number, key: string, externalId: string | null, state: ProfileState, namedT?: number) => {
+    const row = `${projectId}\u0000${key}`;
+    const existing = byProfile.get(row);
+    if (existing === undefined) byProfile.set(row, { projectId, key, externalId, state, namedT });
+    else {
+      existing.state = mergeStates(existing.state, state);
+      existing.externalId ??= externalId;
+      if (namedT !== undefined) existing.namedT = Math.max(existing.namedT ?? namedT, namedT);
+    }
   };
   for (const operation of operations) {
-    write(operation.projectId, profileKeyForId(profileIdOf(operation)), stateFromOperation(operation));
+    write(operation.projectId, operation.key, operation.id, stateFromOperation(operation));
   }
-  for (const { projectId, keys, t } of erasures) for (const key of keys) write(projectId, key, erasureState(t));
+  // An id Postgres text cannot hold was refused with its operations: its row goes without it.
+  for (const { projectId, newKey, newId, t } of reidentifies) {
+    write(projectId, newKey, unstorableText(newId) === null ? newId : null, emptyState(), t);
+  }
+  for (const { projectId, keys, t } of erasures) for (const key of keys) write(projectId, key, null, erasureState(t));
   return [...byProfile.values()];
 }
 
@@ -41,21 +53,24 @@ export interface ApplyOutcome {
 }
 
 /**
- * Applies identifies, edits, tags and subscriptions, and the erasures of the job's deletes, in
- * one statement; operations refused as input are reported as poisoned and every other one is
- * applied (applyIsolatingRefused).
+ * Applies identifies, edits, tags and subscriptions, and the rows the job's deletes erase and its
+ * reidentifies name, in one statement; operations refused as input are reported as poisoned and
+ * every other one is applied (applyIsolatingRefused).
  */
 export async function applyStateOperations(
   sql: Sql,
   operations: readonly StateOperation[],
   erasures: readonly Erasure[] = [],
+  reidentifies: readonly ReidentifyOperation[] = [],
 ): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: 0, poisoned: [], ignoredTopics: [] };
-  if (operations.length === 0 && erasures.length > 0) await applyProfileWrites(sql, profileWrites([], erasures));
+  if (operations.length === 0 && erasures.length + reidentifies.length > 0) {
+    await applyProfileWrites(sql, profileWrites([], erasures, reidentifies));
+  }
   await applyIsolatingRefused(
     operations,
     async (part) => {
-      const result = await applyProfileWrites(sql, profileWrites(part, erasures));
+      const result = await applyProfileWrites(sql, profileWrites(part, erasures, reidentifies));
       outcome.applied += part.length;
       outcome.ignoredTopics.push(...result.ignoredTopics);
     },

@@ -1,7 +1,14 @@
 import { eraseUserEvents, type Sql } from "@cm/db";
-import { isStateOperation, profileIdOf, profileKeyForId, type ProfileOperation, type TrackedEvent } from "@cm/domain";
+import {
+  isStateOperation,
+  withStoredKeys,
+  type ProfileKeyOf,
+  type ProfileOperation,
+  type TrackedEvent,
+} from "@cm/domain";
 import { removeFromFailedJobs, type EventsJobData, type IdentifyJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
+import type { ProfileKeys } from "./profile-keys";
 
 /** An erasure stamped `t` of the rows of these keys: one profile's ids, linked at or before `t`. */
 export interface Erasure {
@@ -14,31 +21,36 @@ export interface Erasure {
  * Delete and reidentify operations hold only ids and stamps, which an erasure keeps; an
  * operation stamped after the erasure belongs to the profile an identify may start anew.
  */
-function isErasedBy(operation: ProfileOperation, erasure: Erasure): boolean {
+function isErasedBy(operation: ProfileOperation, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
   return (
     isStateOperation(operation) &&
     operation.projectId === erasure.projectId &&
     operation.t <= erasure.t &&
-    erasure.keys.includes(profileKeyForId(profileIdOf(operation)))
+    erasure.keys.includes(withStoredKeys(operation, keyOf).key)
   );
 }
 
 /** An event is erased like an operation: its user's erasure is stamped at or after it. */
-function isEventErasedBy(event: TrackedEvent, erasure: Erasure): boolean {
-  return event.projectId === erasure.projectId && event.t <= erasure.t && erasure.keys.includes(event.key);
+function isEventErasedBy(event: TrackedEvent, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
+  return (
+    event.projectId === erasure.projectId &&
+    event.t <= erasure.t &&
+    erasure.keys.includes(keyOf(event.projectId, event.userId))
+  );
 }
 
-/** The erased profiles' operations and events leave the failed jobs kept in Redis. */
+/** The erased profiles' operations and events leave the failed jobs kept in Redis, where they are queued as sent. */
 export async function eraseFromFailedJobs(
-  queues: { identifyQueue: Queue<IdentifyJobData>; eventsQueue: Queue<EventsJobData> },
+  stores: { identifyQueue: Queue<IdentifyJobData>; eventsQueue: Queue<EventsJobData>; profileKeys: ProfileKeys },
   erasures: readonly Erasure[],
 ): Promise<void> {
   if (erasures.length === 0) return;
-  await removeFromFailedJobs(queues.identifyQueue, (operation) =>
-    erasures.some((erasure) => isErasedBy(operation, erasure)),
+  const keyOf = await stores.profileKeys(erasures.map((erasure) => erasure.projectId));
+  await removeFromFailedJobs(stores.identifyQueue, (operation) =>
+    erasures.some((erasure) => isErasedBy(operation, erasure, keyOf)),
   );
-  await removeFromFailedJobs(queues.eventsQueue, (event) =>
-    erasures.some((erasure) => isEventErasedBy(event, erasure)),
+  await removeFromFailedJobs(stores.eventsQueue, (event) =>
+    erasures.some((erasure) => isEventErasedBy(event, erasure, keyOf)),
   );
 }
 

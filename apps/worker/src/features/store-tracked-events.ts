@@ -1,7 +1,8 @@
 import { storeEvents } from "@cm/db";
-import { collapseDuplicateEvents, profileCreations, type TrackedEvent } from "@cm/domain";
+import { collapseDuplicateEvents, eventWithStoredKey, profileCreations, type TrackedEvent } from "@cm/domain";
 import { applyProfileOperations, type ProfileStores } from "./apply-profile-operations";
 import { applyIsolatingRefused } from "./isolate-refused";
+import { keyedForStorage } from "./profile-keys";
 
 export interface TrackOutcome {
   stored: number;
@@ -12,7 +13,7 @@ export interface TrackOutcome {
 }
 
 /**
- * A job's events (docs/events.md): stored once each, in one statement (more when refused input
+ * A job's events (docs/events.md), keyed as stored: stored once each, in one statement (more when refused input
  * has to be isolated); then, as in Vero, a profile made for each user who is none yet. Users who
  * are profiles already are not written: an event costs no profile merge.
  */
@@ -20,10 +21,11 @@ export async function storeTrackedEvents(
   stores: ProfileStores,
   events: readonly TrackedEvent[],
 ): Promise<TrackOutcome> {
-  const { kept } = collapseDuplicateEvents(events);
+  const { keyed, refused } = await keyedForStorage(stores.profileKeys, events, eventWithStoredKey);
+  const { kept } = collapseDuplicateEvents(keyed);
   let stored = 0;
   const notProfiles: { projectId: number; key: string }[] = [];
-  const poisoned: TrackOutcome["poisoned"] = [];
+  const poisoned: TrackOutcome["poisoned"] = [...refused];
   await applyIsolatingRefused(
     kept,
     async (part) => {
