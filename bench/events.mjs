@@ -11,8 +11,8 @@ import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { applyProfileWrites, ensureEventPartitions } from "@cm/db";
-import { normalisedEventName, parseTrack } from "@cm/domain";
+import { applyProfileWrites, ensureEventPartitions, profileKeySecrets } from "@cm/db";
+import { normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
 import { addEventBatch, eventsQueue } from "@cm/queue";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
@@ -124,15 +124,15 @@ const copyField = (value) =>
     ? "\\N"
     : String(value).replace(/[\\\t\n\r]/g, (c) => ({ "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" })[c]);
 
-/** The rows storeEvents writes for `events`, as COPY text in chunks of a job's size. */
-function copyChunks(events) {
+/** The rows storeEvents writes for `events` (keyed as the worker keys them), as COPY text in chunks of a job's size. */
+function copyChunks(events, keyOf) {
   const chunks = [];
   for (let first = 0; first < events.length; first += EVENTS_PER_JOB) {
     let text = "";
     for (const e of events.slice(first, first + EVENTS_PER_JOB)) {
       text += `${[
         e.projectId,
-        e.key,
+        keyOf(e.projectId, e.userId),
         e.eventId,
         e.name,
         normalisedEventName(e.name),
@@ -284,12 +284,13 @@ async function measureDrain(databaseUrl) {
     const now = Date.now();
     await ensureEventPartitions(sql, now - DAY_MS, now + DAY_MS);
     const [{ id: projectId }] = await sql`INSERT INTO projects (name) VALUES ('events drain') RETURNING id`;
+    const keyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
     // The drain's users are profiles already, so that it measures storing events (a user who is
     // none gets one made, by the identify rules, the first time).
     for (let first = 0; first < DRAIN_USERS; first += EVENTS_PER_JOB) {
       const identifies = Array.from({ length: EVENTS_PER_JOB }, (_, i) => ({
         projectId,
-        key: `i:u-${first + i}`,
+        key: keyOf(projectId, `u-${first + i}`),
         id: `u-${first + i}`,
         email: `u-${first + i}@example.com`,
         t: now - 60_000,
@@ -301,7 +302,7 @@ async function measureDrain(databaseUrl) {
     const withoutDedup = drainEvents(projectId, 0);
     if (withDedup.some((e) => e.dedupKey === undefined) || withoutDedup.some((e) => e.dedupKey !== undefined))
       throw new Error("deduplication keys not as intended");
-    const chunks = copyChunks(withoutDedup);
+    const chunks = copyChunks(withoutDedup, keyOf);
     const results = await repeatInTurns({
       "worker drain, dedup on": () => drainOnce(databaseUrl, sql, withDedup),
       "worker drain, dedup off": () => drainOnce(databaseUrl, sql, withoutDedup),

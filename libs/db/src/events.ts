@@ -49,38 +49,36 @@ export async function storeEventsInTransaction(
                e ->> 4 AS name_key, nullif(e -> 5, 'null') AS data, e ->> 6 AS source, (e ->> 7)::bigint AS t,
                (e ->> 8)::bigint AS received, e ->> 9 AS dedup_key, (e ->> 10)::bigint AS dedup_window
           FROM jsonb_array_elements(${tx.json(batch as never)}::jsonb) AS e
-      ), users AS (
-        SELECT p.project_id, p.key, p.deleted_t,
-               p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL) AS is_profile
-          FROM profiles AS p
-         WHERE (p.project_id, p.key) IN (SELECT project_id, user_key FROM input)
-      ), live AS (
-        SELECT i.* FROM input AS i
-          LEFT JOIN users AS u ON u.project_id = i.project_id AND u.key = i.user_key
-         WHERE u.deleted_t IS NULL OR i.t > u.deleted_t
+      ), checked AS (
+        SELECT i.*, p.deleted_t,
+               coalesce(p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL), false)
+                 AS is_profile
+          FROM input AS i
+          LEFT JOIN profiles AS p ON p.project_id = i.project_id AND p.key = i.user_key
       ), claimed AS (
         INSERT INTO event_keys AS k (project_id, key, seen_at, expires_at)
-        SELECT project_id, dedup_key, received, received + dedup_window FROM live WHERE dedup_key IS NOT NULL
+        SELECT project_id, dedup_key, received, received + dedup_window
+          FROM checked
+         WHERE dedup_key IS NOT NULL AND (deleted_t IS NULL OR t > deleted_t)
         ON CONFLICT (project_id, key) DO UPDATE SET seen_at = excluded.seen_at, expires_at = excluded.expires_at
          WHERE excluded.seen_at >= k.expires_at OR excluded.expires_at <= k.seen_at
         RETURNING k.project_id, k.key
       ), stored AS (
         INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
         -- ms to timestamptz exactly (to_timestamp goes through a float)
-        SELECT l.project_id, l.user_key, l.id, l.name, l.name_key, l.data, l.source,
-               timestamptz 'epoch' + l.t * interval '1 millisecond',
-               timestamptz 'epoch' + l.received * interval '1 millisecond'
-          FROM live AS l
-         WHERE l.dedup_key IS NULL
-            OR EXISTS (SELECT 1 FROM claimed AS c WHERE c.project_id = l.project_id AND c.key = l.dedup_key)
+        SELECT c.project_id, c.user_key, c.id, c.name, c.name_key, c.data, c.source,
+               timestamptz 'epoch' + c.t * interval '1 millisecond',
+               timestamptz 'epoch' + c.received * interval '1 millisecond'
+          FROM checked AS c
+         WHERE (c.deleted_t IS NULL OR c.t > c.deleted_t)
+           AND (c.dedup_key IS NULL
+                OR EXISTS (SELECT 1 FROM claimed AS k WHERE k.project_id = c.project_id AND k.key = c.dedup_key))
         ON CONFLICT DO NOTHING
         RETURNING 1
       )
       SELECT (SELECT count(*) FROM stored)::integer AS stored,
-             coalesce((SELECT jsonb_agg(DISTINCT jsonb_build_array(i.project_id, i.user_key))
-                         FROM input AS i
-                         LEFT JOIN users AS u ON u.project_id = i.project_id AND u.key = i.user_key
-                        WHERE u.is_profile IS NOT TRUE), '[]') AS not_profiles`;
+             coalesce((SELECT jsonb_agg(DISTINCT jsonb_build_array(project_id, user_key))
+                         FROM checked WHERE NOT is_profile), '[]') AS not_profiles`;
   const result = row as { stored: number; not_profiles: [number, string][] };
   return {
     stored: result.stored,

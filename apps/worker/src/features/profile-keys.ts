@@ -4,13 +4,28 @@ import { profileKeysWith, type ProfileKeyOf } from "@cm/domain";
 /** The stored profile keys of the users of some projects (libs/domain storedProfileKey). */
 export type ProfileKeys = (projectIds: Iterable<number>) => Promise<ProfileKeyOf>;
 
-/** Each project's secret is read once: it never changes (migration 015). */
+/** Keys kept per worker: a user's events and updates come in runs, and a key costs an HMAC (2.5 µs). */
+const KEYS_KEPT = 100_000;
+
+/** Each project's secret is read once: it never changes (migration 015); so are the latest keys. */
 export function cachedProfileKeys(sql: Sql): ProfileKeys {
   const secrets = new Map<number, Buffer>();
+  const keyed = profileKeysWith(secrets);
+  const keys = new Map<string, string>();
+  const keyOf: ProfileKeyOf = (projectId, id) => {
+    const user = `${projectId}\u0000${id}`;
+    let key = keys.get(user);
+    if (key === undefined) {
+      key = keyed(projectId, id);
+      if (keys.size >= KEYS_KEPT) keys.clear();
+      keys.set(user, key);
+    }
+    return key;
+  };
   return async (projectIds) => {
     const missing = [...new Set(projectIds)].filter((id) => !secrets.has(id));
     if (missing.length > 0) for (const [id, secret] of await profileKeySecrets(sql, missing)) secrets.set(id, secret);
-    return profileKeysWith(secrets);
+    return keyOf;
   };
 }
 
