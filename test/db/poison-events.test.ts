@@ -2,10 +2,11 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, recordDeadLetter } from "@cm/db";
-import { profileKeyForId, visibleProfile, type IdentifyEvent } from "@cm/domain";
+import { profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
 import { addIdentifyBatch, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
-import { applyProfileOperations } from "@cm/worker";
+import { applyProfileOperations, createWorkerMetrics, queueWorkers } from "@cm/worker";
 import { REDIS_URL } from "../support/env";
+import { testLogger } from "../support/logs";
 import { storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
@@ -93,7 +94,7 @@ describe("a batch holding an event Postgres refuses", () => {
     ]);
     expect(outcome.applied).toBe(2);
     expect(outcome.poisoned.map((p) => p.operation.id)).toEqual(["deep-bad"]);
-    expect(outcome.poisoned[0]!.error).toBeInstanceOf(RangeError);
+    expect(outcome.poisoned[0]!.error).toBeInstanceOf(RefusedInput);
     await recordDeadLetter(stack.db.sql, {
       projectId: stack.project.id,
       jobId: null,
@@ -166,5 +167,54 @@ describe("a batch holding an event Postgres refuses", () => {
       code: "ECONNREFUSED",
     });
     await closed.end();
+  });
+
+  it("a bug in our own code is not poison either: the batch is thrown back, nothing is dead-lettered", async () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'length')");
+    const keyOf = await stores.profileKeys([stack.project.id]);
+    const buggy = {
+      ...stores,
+      profileKeys: async () => (projectId: number, id: string) => {
+        if (id === "bug-hit") throw bug;
+        return keyOf(projectId, id);
+      },
+    };
+    await expect(applyProfileOperations(buggy, [event("bug-ok", { a: 1 }), event("bug-hit", { a: 2 })])).rejects.toBe(
+      bug,
+    );
+  });
+
+  it("through the queue: a job that hits a bug is tried again until it is applied, never failed or dead-lettered", async () => {
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const queue = new Queue<{ n: number }>("buggy", { connection: redis, prefix: stack.config.queuePrefix });
+    const config = { ...stack.config, jobRetryBaseDelayMs: 5, jobRetryMaxDelayMs: 20 };
+    const { createQueueWorker } = queueWorkers(redis.duplicate(), config, testLogger("poison"), createWorkerMetrics());
+    let tries = 0;
+    const worker = createQueueWorker(
+      "buggy",
+      async () => {
+        tries += 1;
+        // The bug is fixed (a new worker rolled out) after the 60th try.
+        if (tries <= 60) throw new TypeError("x is not a function");
+        return "applied";
+      },
+      { concurrency: 1, heldUnderWorkerLock: false },
+    );
+    try {
+      // Queued as jobs were before: with 50 attempts, which used to run out.
+      const job = await queue.add("j", { n: 1 }, { attempts: 50, backoff: { type: "capped-exponential", delay: 5 } });
+      await waitFor(
+        "the job to be applied",
+        async () => ((await job.getState()) === "completed" ? true : undefined),
+        20_000,
+      );
+      expect(tries).toBe(61);
+      expect(await queue.getFailedCount()).toBe(0);
+    } finally {
+      await worker.close();
+      await queue.obliterate({ force: true });
+      await queue.close();
+      redis.disconnect();
+    }
   });
 });

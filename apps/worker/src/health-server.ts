@@ -13,7 +13,8 @@ export interface HealthServer {
 
 /**
  * A worker has no API, only probes and metrics: /healthz (alive), /readyz (Postgres reachable,
- * Redis reachable with room and, where required, durable; not stopping) and /metrics (Prometheus).
+ * Redis reachable with room and, where required, durable; not stopping; and, whatever its status,
+ * how many jobs wait to be tried again, by cause) and /metrics (Prometheus).
  */
 export async function startHealthServer(
   port: number,
@@ -23,6 +24,7 @@ export async function startHealthServer(
     registry: Registry;
     readiness: { accepting: boolean };
     redisDurability: RedisDurabilityMode;
+    waitingOnRetry: () => Record<string, number>;
   },
 ): Promise<HealthServer> {
   const server = createServer((req, res) => {
@@ -51,6 +53,7 @@ export async function startHealthServer(
             accepting: deps.readiness.accepting,
             postgres,
             redis,
+            jobs_waiting_on_retry: deps.waitingOnRetry(),
           }),
         );
       });

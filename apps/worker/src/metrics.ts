@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export interface WorkerMetrics {
   registry: Registry;
@@ -12,6 +12,8 @@ export interface WorkerMetrics {
   eventsSkipped: Counter;
   eventsLagSeconds: Histogram;
   jobsLeftAlone: Counter<"queue">;
+  jobRetries: Counter<"queue" | "cause">;
+  jobsWaitingOnRetry: Gauge<"cause">;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -64,6 +66,18 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: "jobs_left_alone_total",
       help: "Jobs of a kind or payload version this worker does not know, put back for a newer worker",
       labelNames: ["queue"],
+      registers,
+    }),
+    jobRetries: new Counter({
+      name: "job_retries_total",
+      help: "Tries of a job that failed for a reason other than its input (cause: outage when Postgres was out of reach, else error), each put back to be tried again",
+      labelNames: ["queue", "cause"],
+      registers,
+    }),
+    jobsWaitingOnRetry: new Gauge({
+      name: "jobs_waiting_on_retry",
+      help: "Jobs this worker put back after a failed try and has not seen applied since, by the cause of their last failure",
+      labelNames: ["cause"],
       registers,
     }),
     fanoutProfiles: new Counter({

@@ -1,6 +1,7 @@
 import { logThrottle, type Config } from "@cm/config";
 import { connect } from "@cm/db";
 import {
+  cappedExponentialBackoff,
   checkRedisDurability,
   consumerConnection,
   EVENTS_KIND,
@@ -46,17 +47,20 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const sql = connect(config.databaseUrl, {
     max: 2 * config.workerConcurrency + FANOUT_CONCURRENCY + 2,
     applicationName: "cm-worker",
+    reconnectDelayMs: (failures) =>
+      cappedExponentialBackoff(failures, config.jobRetryBaseDelayMs, config.jobRetryMaxDelayMs),
   });
   const metrics = createWorkerMetrics();
   const readiness = { accepting: true };
+  const { createQueueWorker, workers, waitingOnRetry } = queueWorkers(connection, config, logger, metrics);
   const health = await startHealthServer(config.metricsPort, {
     sql,
     redis: connection,
     registry: metrics.registry,
     readiness,
     redisDurability: config.redisDurability,
+    waitingOnRetry,
   });
-  const { createQueueWorker, workers } = queueWorkers(connection, config, logger);
   // For erasures, which reach the operations and events of failed jobs too.
   const failedJobs = {
     identifyQueue: identifyQueue(connection, config.queuePrefix),

@@ -70,6 +70,12 @@ export interface Config {
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
   workerLockMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
+  /**
+   * A job that fails for a reason other than its input is tried again after this, doubled at
+   * each try up to jobRetryMaxDelayMs, for as long as it takes (docs/reliability.md).
+   */
+  jobRetryBaseDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  jobRetryMaxDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
 }
 
 export class ConfigError extends Error {}
@@ -112,6 +118,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),
     workerConcurrency: numberOr(env.WORKER_CONCURRENCY, 4),
     workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
+    jobRetryBaseDelayMs: numberOr(env.JOB_RETRY_BASE_DELAY_MS, 500),
+    jobRetryMaxDelayMs: numberOr(env.JOB_RETRY_MAX_DELAY_MS, 60_000),
   };
   const result = validateConfig(candidate);
   if (!result.success) {

@@ -9,6 +9,12 @@ export interface ConnectOptions {
   /** Pool size; a worker wants a few connections per concurrent batch, the ctl only one. */
   max?: number;
   applicationName?: string;
+  /**
+   * How long to wait before connecting again after a failed connection, by the number of
+   * failures in a row; postgres.js's default grows to 20 s. A worker paces it as it paces the
+   * retries of its jobs, so that what it tries during an outage is one clock.
+   */
+  reconnectDelayMs?: (failures: number) => number;
 }
 
 /** postgres.js reads `max_pipeline` (src/connection.js) although its types do not list it. */
@@ -17,6 +23,7 @@ interface PoolOptions extends postgres.Options<Record<string, postgres.PostgresT
 }
 
 export function connect(databaseUrl: string, options: ConnectOptions = {}): Sql {
+  const { reconnectDelayMs } = options;
   const poolOptions: PoolOptions = {
     max: options.max ?? 10,
     onnotice: () => {},
@@ -28,6 +35,7 @@ export function connect(databaseUrl: string, options: ConnectOptions = {}): Sql 
     // within 20 s. With this, it stays at about 43,000/s.
     max_pipeline: 1,
     connection: { application_name: options.applicationName ?? "cm" },
+    ...(reconnectDelayMs && { backoff: (failures: number) => reconnectDelayMs(failures) / 1000 }),
   };
   return postgres(databaseUrl, poolOptions);
 }

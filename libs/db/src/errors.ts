@@ -1,3 +1,4 @@
+import { RefusedInput } from "@cm/domain";
 import postgres from "postgres";
 
 const CONNECTION_FAILURES = new Set([
@@ -19,13 +20,12 @@ export function isUnavailable(error: unknown): boolean {
 }
 
 /**
- * Retrying cannot help, and the input is why: Postgres refused a value of it (a row breaks a
- * constraint, a value is malformed), or our own code failed on it before Postgres saw it (a
- * nesting deep enough to overflow the stack, a field of the wrong shape in a queued job).
- * Postgres's other errors and connection errors say nothing about the input: retry those.
+ * Retrying cannot help, and the input is why: Postgres refused a value of it (a data exception,
+ * a broken constraint, a value past one of its limits), or a worker's check of the queued item
+ * refused it (RefusedInput). Every other error says nothing against the input (an outage, a
+ * timeout, a serialization failure, a bug of ours): its job is retried until it is applied.
  */
 export function isRefusedInput(error: unknown): boolean {
-  if (error instanceof postgres.PostgresError) return /^(22|23)/.test(error.code);
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code !== "string";
+  if (error instanceof postgres.PostgresError) return /^(22|23|54)/.test(error.code);
+  return error instanceof RefusedInput;
 }

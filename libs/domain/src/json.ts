@@ -16,6 +16,21 @@ export function canonicalJson(value: unknown): string {
 /** Deepest nesting of objects and arrays a request may hold (documented in docs/identify.md). */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * Whether objects and arrays nest in `value` deeper than `limit` levels, found without recursion
+ * (a nesting that would overflow the stack of a recursive walk is what this looks for).
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [current, depth] = next;
+    if (current === null || typeof current !== "object") continue;
+    if (depth >= limit) return true;
+    for (const inner of Object.values(current)) pending.push([inner, depth + 1]);
+  }
+  return false;
+}
+
 /** Why Postgres text cannot hold this text ("must not …"), or null. */
 export function unstorableText(text: string): string | null {
   if (text.includes("\u0000")) return "must not contain the character U+0000";

@@ -12,6 +12,15 @@ export function problemText(problems: readonly Pick<Problem, "message">[]): stri
   return problems.map((problem) => problem.message).join("; ");
 }
 
+/**
+ * Thrown by a worker's check of a queued item that no worker can apply as it is: the item is
+ * the cause (nesting deeper than any gateway queues, a project that no longer exists), so it is
+ * dead-lettered, never retried. Any other error of our code is a bug, and its job is retried.
+ */
+export class RefusedInput extends Error {
+  override name = "RefusedInput";
+}
+
 /** Thrown by a domain function that must produce a value from input and cannot: `problems` say why. */
 export class InvalidInput extends Error {
   constructor(readonly problems: Problem[]) {

@@ -2,6 +2,7 @@ import { createHmac } from "node:crypto";
 import type { TrackedEvent } from "./events";
 import { profileIdOf } from "./identify";
 import type { ProfileOperation } from "./profile-operations";
+import { RefusedInput } from "./problems";
 
 /**
  * The key a profile's rows, links, erasures and events are stored under: a keyed hash of the
@@ -21,7 +22,7 @@ export type ProfileKeyOf = (projectId: number, id: string) => string;
 export function profileKeysWith(secrets: ReadonlyMap<number, Uint8Array>): ProfileKeyOf {
   return (projectId, id) => {
     const secret = secrets.get(projectId);
-    if (secret === undefined) throw new Error(`project ${projectId} does not exist`);
+    if (secret === undefined) throw new RefusedInput(`project ${projectId} does not exist`);
     return storedProfileKey(secret, id);
   };
 }

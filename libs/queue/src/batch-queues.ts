@@ -4,9 +4,15 @@ import type { Redis } from "ioredis";
 import { EVENTS_JOB, EVENTS_QUEUE, IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
 import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type IdentifyJobData } from "./payloads";
 
-/** Retries outlast a Postgres restart; what still fails stays in the failed set, not lost. */
+/**
+ * A job is tried until it is applied: the workers put a failed try back with a capped backoff
+ * themselves (retryUntilApplied), which no attempt count limits. BullMQ's own retries are left for
+ * a try whose failure the worker could not even record (Redis gone too): they never run out either.
+ */
+export const RETRY_FOREVER = Number.MAX_SAFE_INTEGER;
+
 export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
-  attempts: 50,
+  attempts: RETRY_FOREVER,
   backoff: { type: "capped-exponential", delay: 500 },
   removeOnComplete: true,
   removeOnFail: false,
@@ -36,7 +42,7 @@ export function addEventBatch(queue: Queue<EventsJobData>, events: TrackedEvent[
   return queue.add(EVENTS_JOB, { ...EVENTS_KIND, events, acceptedAt: Date.now() });
 }
 
-/** Backoff for the "capped-exponential" type: doubles from the job's delay up to a minute. */
-export function cappedExponentialBackoff(attemptsMade: number, baseDelay = 500): number {
-  return Math.min(60_000, baseDelay * 2 ** Math.max(0, attemptsMade - 1));
+/** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */
+export function cappedExponentialBackoff(tries: number, baseDelay = 500, maxDelay = 60_000): number {
+  return Math.min(maxDelay, baseDelay * 2 ** Math.min(30, Math.max(0, tries - 1)));
 }

@@ -1,5 +1,6 @@
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import { RETRY_FOREVER } from "./batch-queues";
 import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
 /**
@@ -11,9 +12,9 @@ export interface TopicFanoutJobData {
   generation: number;
 }
 
-/** Like identify jobs: retries outlast a Postgres restart, what still fails stays visible. */
+/** Like identify jobs: tried until done, whatever the outage. */
 export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = {
-  attempts: 50,
+  attempts: RETRY_FOREVER,
   backoff: { type: "capped-exponential", delay: 500 },
   removeOnComplete: true,
   removeOnFail: false,

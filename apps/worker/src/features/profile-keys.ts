@@ -1,5 +1,5 @@
-import { profileKeySecrets, type Sql } from "@cm/db";
-import { profileKeysWith, type ProfileKeyOf } from "@cm/domain";
+import { isRefusedInput, profileKeySecrets, type Sql } from "@cm/db";
+import { MAX_JSON_DEPTH, nestedDeeperThan, profileKeysWith, RefusedInput, type ProfileKeyOf } from "@cm/domain";
 
 /** The stored profile keys of the users of some projects (libs/domain storedProfileKey). */
 export type ProfileKeys = (projectIds: Iterable<number>) => Promise<ProfileKeyOf>;
@@ -29,9 +29,13 @@ export function cachedProfileKeys(sql: Sql): ProfileKeys {
   };
 }
 
+/** Deeper than any gateway queues: its bodies nest MAX_JSON_DEPTH levels at most, in an item of a few. */
+const MAX_QUEUED_DEPTH = MAX_JSON_DEPTH + 8;
+
 /**
- * A job's items as the workers store them, each keyed by `keyed`; an item of a project that no
- * longer exists has no key and is refused.
+ * A job's items as the workers store them, each keyed by `keyed`. An item nested deeper than any
+ * gateway queues, or of a project that no longer exists, is refused (libs/domain RefusedInput);
+ * any other error is thrown, for the job to be retried.
  */
 export async function keyedForStorage<Item extends { projectId: number }>(
   profileKeys: ProfileKeys,
@@ -42,8 +46,12 @@ export async function keyedForStorage<Item extends { projectId: number }>(
   const result: { keyed: Item[]; refused: { item: Item; error: unknown }[] } = { keyed: [], refused: [] };
   for (const item of items) {
     try {
+      if (nestedDeeperThan(item, MAX_QUEUED_DEPTH)) {
+        throw new RefusedInput(`objects and arrays nest deeper than ${MAX_QUEUED_DEPTH} levels`);
+      }
       result.keyed.push(keyed(item, keyOf));
     } catch (error) {
+      if (!isRefusedInput(error)) throw error;
       result.refused.push({ item, error });
     }
   }

@@ -3,7 +3,9 @@ import { cappedExponentialBackoff } from "@cm/queue";
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
+import type { WorkerMetrics } from "../metrics";
 import { pauseWhileRedisIsFull } from "../redis-full-backoff";
+import { retryUntilApplied, type RetryCause } from "./retry-until-applied";
 
 /** What differs between the queues' workers. */
 export interface QueueWorkerOptions {
@@ -25,6 +27,8 @@ export interface QueueWorkers {
   createQueueWorker: CreateQueueWorker;
   /** Every worker created so far, in order. */
   workers: Worker[];
+  /** How many jobs this worker put back after a failed try and has not seen applied since, by cause. */
+  waitingOnRetry(): Record<RetryCause, number>;
 }
 
 /**
@@ -32,12 +36,46 @@ export interface QueueWorkers {
  * its listeners attached at once: one without an "error" listener has BullMQ print its errors
  * to stderr whole, with the command's arguments. Failures are logged throttled, by job id and
  * message only (job data holds personal data); an error saying Redis is full pauses them all.
+ * A job whose try fails is tried again until it is applied (retryUntilApplied).
  */
-export function queueWorkers(connection: Redis, config: Config, logger: Logger): QueueWorkers {
+export function queueWorkers(
+  connection: Redis,
+  config: Config,
+  logger: Logger,
+  metrics: Pick<WorkerMetrics, "jobRetries" | "jobsWaitingOnRetry">,
+): QueueWorkers {
   const workers: Worker[] = [];
   const onRedisFull = pauseWhileRedisIsFull(workers, connection, logger);
+  // Jobs another worker applied after this one put them back stay here until they are this old.
+  const forgetAfterMs = 2 * config.jobRetryMaxDelayMs + 60_000;
+  const retrying = new Map<string, { cause: RetryCause; at: number }>();
+  const waitingOnRetry = () => {
+    const counts: Record<RetryCause, number> = { outage: 0, error: 0 };
+    for (const [job, { cause, at }] of retrying) {
+      if (Date.now() - at > forgetAfterMs) retrying.delete(job);
+      else counts[cause] += 1;
+    }
+    for (const cause of ["outage", "error"] as const) metrics.jobsWaitingOnRetry.set({ cause }, counts[cause]);
+    return counts;
+  };
   const createQueueWorker: CreateQueueWorker = (queueName, processor, { concurrency, heldUnderWorkerLock }) => {
-    const worker = new Worker(queueName, processor, {
+    const logRetry = logThrottle(10);
+    const retried = retryUntilApplied(processor, {
+      baseDelayMs: config.jobRetryBaseDelayMs,
+      maxDelayMs: config.jobRetryMaxDelayMs,
+      onRetry(cause, error, jobId, tries) {
+        metrics.jobRetries.inc({ queue: queueName, cause });
+        retrying.set(`${queueName}:${jobId}`, { cause, at: Date.now() });
+        waitingOnRetry();
+        logRetry((suppressed) =>
+          logger.warn(
+            { jobId, tries, cause, err: error instanceof Error ? error.message : String(error), suppressed },
+            `${queueName} job failed, to be tried again`,
+          ),
+        );
+      },
+    });
+    const worker = new Worker(queueName, retried, {
       connection,
       prefix: config.queuePrefix,
       concurrency,
@@ -46,18 +84,27 @@ export function queueWorkers(connection: Redis, config: Config, logger: Logger):
         stalledInterval: config.workerLockMs,
         maxStalledCount: 5,
       }),
-      settings: { backoffStrategy: (attemptsMade: number) => cappedExponentialBackoff(attemptsMade) },
+      settings: {
+        backoffStrategy: (attemptsMade: number) =>
+          cappedExponentialBackoff(attemptsMade, config.jobRetryBaseDelayMs, config.jobRetryMaxDelayMs),
+      },
+    });
+    worker.on("completed", (job) => {
+      if (retrying.delete(`${queueName}:${job.id}`)) waitingOnRetry();
     });
     const logFailed = logThrottle(10);
     const logError = logThrottle(10);
-    worker.on("failed", (job, error) =>
+    // A try that will be tried again is logged by onRetry; this is a job left in the failed set
+    // (one that stalled past maxStalledCount: its worker died with it five times).
+    worker.on("failed", (job, error) => {
+      if (job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1)) return;
       logFailed((suppressed) =>
         logger.warn(
           { jobId: job?.id, attempts: job?.attemptsMade, err: error.message, suppressed },
           `${queueName} job failed`,
         ),
-      ),
-    );
+      );
+    });
     worker.on("error", (error) => {
       onRedisFull(error);
       logError((suppressed) => logger.warn({ err: error.message, suppressed }, `${queueName} worker error`));
@@ -65,5 +112,5 @@ export function queueWorkers(connection: Redis, config: Config, logger: Logger):
     workers.push(worker);
     return worker;
   };
-  return { createQueueWorker, workers };
+  return { createQueueWorker, workers, waitingOnRetry };
 }

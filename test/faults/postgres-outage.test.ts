@@ -1,0 +1,102 @@
+import { connect, migrate, type Sql } from "@cm/db";
+import { startGateway, type RunningGateway } from "@cm/gateway";
+import { identifyQueue, producerConnection } from "@cm/queue";
+import { startWorker, type RunningWorker } from "@cm/worker";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitUntilApplied } from "../support/applied";
+import { testConfig } from "../support/env";
+import { testLogger } from "../support/logs";
+import { startPrivatePostgres, type PrivatePostgres } from "../support/private-postgres";
+import { createTestProject, type TestProject } from "../support/project";
+import { createTestQueuePrefix } from "../support/queue";
+import { waitFor } from "../support/wait";
+
+// Postgres down for longer than any count of tries would allow (jobs used to get 50, about 43
+// minutes of backoff): the clock of the backoff is made short (5 ms doubling up to 50 ms), so
+// that a job is tried well past 50 times in seconds. Nothing acknowledged is lost, no job fails,
+// and the worker's metrics and readiness say that jobs wait on the outage.
+
+let postgres: PrivatePostgres;
+let sql: Sql;
+let project: TestProject;
+let gateway: RunningGateway;
+let worker: RunningWorker;
+const queue = createTestQueuePrefix("postgres_outage");
+let redisUrl: string;
+
+beforeAll(async () => {
+  postgres = await startPrivatePostgres();
+  sql = connect(postgres.url, { max: 2 });
+  await migrate(sql);
+  project = await createTestProject(sql);
+  const settings = testConfig(postgres.url, queue.prefix, { jobRetryBaseDelayMs: 5, jobRetryMaxDelayMs: 50 });
+  redisUrl = settings.redisUrl;
+  gateway = await startGateway(settings, testLogger("postgres_outage"));
+  worker = await startWorker(settings, testLogger("postgres_outage"));
+});
+afterAll(async () => {
+  await Promise.all([gateway.stop(), worker.stop()]);
+  await sql.end({ timeout: 1 });
+  postgres.stop();
+  await queue.cleanup();
+});
+
+async function identify(id: string): Promise<number> {
+  const response = await fetch(`${gateway.url}/api/v2/users/track?auth_token=${project.authToken}`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id, data: { during: "outage" } }),
+  });
+  return response.status;
+}
+
+/** The worker's count of tries put back because Postgres was out of reach. */
+async function outageRetries(): Promise<number> {
+  const text = await (await fetch(`${worker.healthUrl}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith('job_retries_total{queue="identify",cause="outage"}'));
+  return line === undefined ? 0 : Number(line.split(" ")[1]);
+}
+
+describe("Postgres down for longer than any retry budget", () => {
+  it("tries the jobs until Postgres is back, and loses nothing", { timeout: 90_000 }, async () => {
+    // The token is checked (and its verdict cached) while Postgres is up.
+    expect(await identify("before")).toBe(200);
+    await waitUntilApplied(sql, project.id, ["before"], 10_000);
+
+    postgres.crash();
+    const acknowledged: string[] = [];
+    for (let n = 0; n < 20; n += 1) if ((await identify(`during-${n}`)) === 200) acknowledged.push(`during-${n}`);
+    expect(acknowledged).toHaveLength(20);
+
+    const connection = producerConnection(redisUrl);
+    const jobs = identifyQueue(connection, queue.prefix);
+    try {
+      const tried = async () =>
+        Math.max(0, ...(await jobs.getJobs(["delayed", "waiting", "active"])).map((job) => job.attemptsStarted));
+      await waitFor("a job tried more than 50 times", async () => ((await tried()) > 50 ? true : undefined), 30_000);
+      expect(await outageRetries()).toBeGreaterThan(50);
+      expect(await jobs.getFailedCount()).toBe(0);
+      const ready = await fetch(`${worker.healthUrl}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toMatchObject({
+        postgres: "unreachable",
+        jobs_waiting_on_retry: { outage: acknowledged.length },
+      });
+
+      postgres.start();
+      await waitUntilApplied(sql, project.id, acknowledged, 30_000);
+      expect(await jobs.getFailedCount()).toBe(0);
+      const [{ letters }] = await sql<
+        { letters: number }[]
+      >`SELECT count(*)::integer AS letters FROM identify_dead_letters`;
+      expect(letters).toBe(0);
+      await waitFor("readiness to show no job waiting", async () => {
+        const body = await (await fetch(`${worker.healthUrl}/readyz`)).json();
+        return body.status === "ready" && body.jobs_waiting_on_retry.outage === 0 ? true : undefined;
+      });
+    } finally {
+      await jobs.close();
+      connection.disconnect();
+    }
+  });
+});
