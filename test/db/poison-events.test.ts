@@ -96,6 +96,7 @@ describe("a batch holding an event Postgres refuses", () => {
     expect(outcome.poisoned.map((p) => p.operation.id)).toEqual(["deep-bad"]);
     expect(outcome.poisoned[0]!.error).toBeInstanceOf(RefusedInput);
     await recordDeadLetter(stack.db.sql, {
+      queue: "identify",
       projectId: stack.project.id,
       jobId: null,
       event: outcome.poisoned[0]!.operation,
@@ -154,6 +155,7 @@ describe("a batch holding an event Postgres refuses", () => {
       ["reidentify", "y"],
     ]);
     await recordDeadLetter(stack.db.sql, {
+      queue: "identify",
       projectId: stack.project.id,
       jobId: null,
       event: operations[1],

@@ -202,8 +202,8 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
 
     await stack.db.sql`UPDATE profiles SET updated_at = now() - interval '400 days' WHERE project_id = ${p.id}`;
     await applyRetention(stack.db.sql, [], {
-      failedJobRetentionDays: 14,
-      deadLetterRetentionDays: 30,
+      failedJobWarnDays: 14,
+      deadLetterWarnDays: 30,
       hiddenProfileRetentionDays: 30,
       eventRetentionDays: 90,
     });
@@ -288,6 +288,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       { ...p.identify("gone", 1), key: "e:gone", id: null as unknown as string },
     ]) {
       await recordDeadLetter(stack.db.sql, {
+        queue: "identify",
         projectId: operation.projectId,
         jobId: "j",
         event: withStoredKeys(operation, keyOf),

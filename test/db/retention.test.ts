@@ -9,8 +9,8 @@ import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
 const KEEP_ALL = {
-  failedJobRetentionDays: 14,
-  deadLetterRetentionDays: 30,
+  failedJobWarnDays: 14,
+  deadLetterWarnDays: 30,
   hiddenProfileRetentionDays: 30,
   eventRetentionDays: 90,
 };
@@ -20,7 +20,7 @@ let redis: Redis;
 let queue: Queue;
 
 beforeAll(async () => {
-  stack = await createTestStack("retention", { maintenanceEveryMs: 1_000, deadLetterRetentionDays: 7 });
+  stack = await createTestStack("retention", { maintenanceEveryMs: 1_000, hiddenProfileRetentionDays: 7 });
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   queue = new Queue(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
 });
@@ -35,7 +35,7 @@ async function ageDeadLetters(days: number) {
 }
 
 describe("retention", () => {
-  it("removes failed jobs once they are older than the retention", async () => {
+  it("keeps failed jobs, and counts those older than FAILED_JOB_WARN_DAYS for the warning", async () => {
     const connection = redis.duplicate();
     const failing = new Worker(
       IDENTIFY_QUEUE,
@@ -48,15 +48,16 @@ describe("retention", () => {
     await waitFor("the job to fail", async () => ((await queue.getFailedCount()) === 1 ? true : undefined));
     await failing.close();
     connection.disconnect();
-    expect((await applyRetention(stack.db.sql, [queue], KEEP_ALL)).failedJobs).toBe(0);
-    expect((await applyRetention(stack.db.sql, [queue], { ...KEEP_ALL, failedJobRetentionDays: 0 })).failedJobs).toBe(
-      1,
-    );
-    expect(await queue.getFailedCount()).toBe(0);
+    expect((await applyRetention(stack.db.sql, [queue], KEEP_ALL)).agedFailedJobs).toBe(0);
+    const later = Date.now() + 15 * 86_400_000;
+    expect((await applyRetention(stack.db.sql, [queue], KEEP_ALL, later)).agedFailedJobs).toBe(1);
+    // It holds acknowledged operations: only a replay or a discard removes it.
+    expect(await queue.getFailedCount()).toBe(1);
   });
 
-  it("removes dead letters past the retention and keeps recent ones", async () => {
+  it("keeps dead letters, and counts those older than DEAD_LETTER_WARN_DAYS for the warning", async () => {
     await recordDeadLetter(stack.db.sql, {
+      queue: "identify",
       projectId: stack.project.id,
       jobId: "old",
       event: { id: "old" },
@@ -64,13 +65,17 @@ describe("retention", () => {
     });
     await ageDeadLetters(40);
     await recordDeadLetter(stack.db.sql, {
+      queue: "identify",
       projectId: stack.project.id,
       jobId: "new",
       event: { id: "new" },
       error: "x",
     });
-    expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).deadLetters).toBe(1);
-    expect((await stack.db.sql`SELECT job_id FROM identify_dead_letters`).map((r) => r.job_id)).toEqual(["new"]);
+    expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).agedDeadLetters).toBe(1);
+    expect((await stack.db.sql`SELECT job_id FROM identify_dead_letters ORDER BY id`).map((r) => r.job_id)).toEqual([
+      "old",
+      "new",
+    ]);
   });
 
   it("walks every profile and removes only rows that never became profiles and are past the retention, never a tombstone", async () => {
@@ -93,17 +98,13 @@ describe("retention", () => {
   });
 
   it("runs by itself on the workers' schedule", async () => {
-    await stack.db.sql`DELETE FROM identify_dead_letters`;
-    await recordDeadLetter(stack.db.sql, {
-      projectId: stack.project.id,
-      jobId: "scheduled",
-      event: { id: "s" },
-      error: "x",
-    });
-    await ageDeadLetters(10);
+    const { id: project } = stack.project;
+    await stack.db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, updated_at)
+      VALUES (${project}, 'h:scheduled', 'scheduled', NULL, now() - interval '10 days')`;
     await stack.worker();
     await waitFor("the scheduled retention", async () =>
-      (await stack.db.sql`SELECT 1 FROM identify_dead_letters`).length === 0 ? true : undefined,
+      (await stack.db.sql`SELECT 1 FROM profiles WHERE key = 'h:scheduled'`).length === 0 ? true : undefined,
     );
   });
 });

@@ -8,6 +8,7 @@ import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import { createKeyCommand, parsePermissions } from "./commands/key";
 import { migrateCommand } from "./commands/migrate";
 import { createProjectCommand } from "./commands/project";
+import { discardCommand, heldFilter, replayCommand } from "./commands/replay";
 import { createTopicCommand } from "./commands/topic";
 
 const USAGE = `usage: ctl <command>
@@ -18,6 +19,8 @@ const USAGE = `usage: ctl <command>
   journey import --project ID FILE
   journey status --id ID --status draft|active|paused|archived|cancelled
   events delete --project ID --user USER_ID [--from TIME] [--to TIME]
+  replay [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
+  discard [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
   demo`;
 
 const OPTIONS = {
@@ -31,6 +34,8 @@ const OPTIONS = {
   user: { type: "string" },
   from: { type: "string" },
   to: { type: "string" },
+  queue: { type: "string" },
+  "error-kind": { type: "string" },
 } as const;
 
 async function run(argv: string[]): Promise<unknown> {
@@ -43,7 +48,9 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parsed;
   // `journey import` is the one command followed by an argument (its FILE).
   const command = positionals.slice(0, 2).join(" ") === "journey import" ? "journey import" : positionals.join(" ");
-  const sql = connect(loadConfig().databaseUrl, { max: 1, applicationName: "cm-ctl" });
+  const config = loadConfig();
+  const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-ctl" });
+  const redis = { url: config.redisUrl, prefix: config.queuePrefix };
   try {
     switch (command) {
       case "migrate":
@@ -69,6 +76,10 @@ async function run(argv: string[]): Promise<unknown> {
           ...(values.from === undefined ? {} : { from: values.from }),
           ...(values.to === undefined ? {} : { to: values.to }),
         });
+      case "replay":
+        return await replayCommand(sql, redis, heldFilter(values));
+      case "discard":
+        return await discardCommand(sql, redis, heldFilter(values));
       case "demo":
         return await demoCommand(sql);
       default:

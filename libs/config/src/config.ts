@@ -56,10 +56,12 @@ export interface Config {
   metricsPort: number & tags.Type<"uint32"> & tags.Maximum<65535>;
   /** How often the retention job runs (one worker takes each run). */
   maintenanceEveryMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
-  /** Failed jobs are kept this long for an operator to look at (dashboard), then removed. */
-  failedJobRetentionDays: number & tags.Minimum<0>;
-  /** Rows of identify_dead_letters are kept this long, then removed. */
-  deadLetterRetentionDays: number & tags.Minimum<0>;
+  /**
+   * Failed jobs and dead letters are kept until an operator replays or discards them (ctl);
+   * the retention job warns of those older than this.
+   */
+  failedJobWarnDays: number & tags.Minimum<0>;
+  deadLetterWarnDays: number & tags.Minimum<0>;
   /** A row that never became a profile (only update_only updates) is removed this long after its last update. */
   hiddenProfileRetentionDays: number & tags.Minimum<0>;
   /** Two events of a user with the same name and data (or check_id) received this close are one (0: off). */
@@ -111,8 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownDelayMs: numberOr(env.SHUTDOWN_DELAY_MS, 0),
     metricsPort: numberOr(env.METRICS_PORT, 9464),
     maintenanceEveryMs: numberOr(env.MAINTENANCE_EVERY_MS, 3_600_000),
-    failedJobRetentionDays: numberOr(env.FAILED_JOB_RETENTION_DAYS, 14),
-    deadLetterRetentionDays: numberOr(env.DEAD_LETTER_RETENTION_DAYS, 30),
+    failedJobWarnDays: numberOr(env.FAILED_JOB_WARN_DAYS, 14),
+    deadLetterWarnDays: numberOr(env.DEAD_LETTER_WARN_DAYS, 30),
     hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
     eventDedupWindowS: numberOr(env.EVENT_DEDUP_WINDOW_S, 300),
     eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),

@@ -29,3 +29,9 @@ export function isRefusedInput(error: unknown): boolean {
   if (error instanceof postgres.PostgresError) return /^(22|23|54)/.test(error.code);
   return error instanceof RefusedInput;
 }
+
+/** What refused an item, as dead letters keep it: a Postgres error code, or the error's class. */
+export function errorKind(error: unknown): string {
+  if (error instanceof postgres.PostgresError) return error.code;
+  return error instanceof Error ? error.name : "unknown";
+}

@@ -1,9 +1,10 @@
 import type { Db } from "./connect";
 
-/** Removes dead letters recorded before `before`; returns how many. */
-export async function pruneDeadLetters(sql: Db, before: Date): Promise<number> {
-  const rows = await sql`DELETE FROM identify_dead_letters WHERE created_at < ${before} RETURNING 1`;
-  return rows.length;
+/** How many dead letters were recorded before `before` and are still waiting for a replay or a discard. */
+export async function deadLettersBefore(sql: Db, before: Date): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    SELECT count(*)::integer AS n FROM identify_dead_letters WHERE created_at < ${before}`;
+  return row?.n ?? 0;
 }
 
 /** Keys examined per statement of the walk below: one short transaction each. */

@@ -1,51 +1,50 @@
-import { pruneDeadLetters, pruneHiddenProfiles, type Sql } from "@cm/db";
+import { deadLettersBefore, pruneHiddenProfiles, type Sql } from "@cm/db";
 import type { Queue } from "bullmq";
 import { applyEventRetention } from "./event-retention";
 
 const DAY_MS = 86_400_000;
-/** Jobs removed per call of BullMQ's clean, so that one call stays short. */
-const CLEAN_BATCH = 1_000;
-
 export interface RetentionPolicy {
-  failedJobRetentionDays: number;
-  deadLetterRetentionDays: number;
+  failedJobWarnDays: number;
+  deadLetterWarnDays: number;
   hiddenProfileRetentionDays: number;
   eventRetentionDays: number;
 }
 
 export interface RetentionOutcome {
-  failedJobs: number;
-  deadLetters: number;
+  /** Failed jobs and dead letters older than the policy's warning ages, never removed here. */
+  agedFailedJobs: number;
+  agedDeadLetters: number;
   hiddenProfiles: number;
   eventPartitionsMade: number;
   eventPartitionsDropped: number;
   eventKeys: number;
 }
 
-async function removeFailedJobs(queue: Queue, olderThanMs: number): Promise<number> {
-  let removed = 0;
-  for (;;) {
-    const batch = await queue.clean(olderThanMs, CLEAN_BATCH, "failed");
-    removed += batch.length;
-    if (batch.length < CLEAN_BATCH) return removed;
-  }
+/** How many of the queue's failed jobs failed before `before`: failed jobs are few (an outage or a bug retries). */
+async function failedJobsBefore(queue: Queue, before: number): Promise<number> {
+  const failed = await queue.getJobs(["failed"]);
+  return failed.filter((job) => (job.finishedOn ?? job.timestamp) < before).length;
 }
 
-/** One run of the retention job: what the policy no longer keeps is removed. */
+/**
+ * One run of the retention job: what the policy no longer keeps is removed. Failed jobs and
+ * dead letters hold acknowledged operations: they stay until an operator replays or discards
+ * them (docs/reliability.md); those past the policy's ages are counted, for the job to warn.
+ */
 export async function applyRetention(
   sql: Sql,
   queues: Queue[],
   policy: RetentionPolicy,
   now = Date.now(),
 ): Promise<RetentionOutcome> {
-  let failedJobs = 0;
-  for (const queue of queues) failedJobs += await removeFailedJobs(queue, policy.failedJobRetentionDays * DAY_MS);
-  const deadLetters = await pruneDeadLetters(sql, new Date(now - policy.deadLetterRetentionDays * DAY_MS));
+  let agedFailedJobs = 0;
+  for (const queue of queues) agedFailedJobs += await failedJobsBefore(queue, now - policy.failedJobWarnDays * DAY_MS);
+  const agedDeadLetters = await deadLettersBefore(sql, new Date(now - policy.deadLetterWarnDays * DAY_MS));
   const hiddenProfiles = await pruneHiddenProfiles(sql, new Date(now - policy.hiddenProfileRetentionDays * DAY_MS));
   const events = await applyEventRetention(sql, policy.eventRetentionDays, now);
   return {
-    failedJobs,
-    deadLetters,
+    agedFailedJobs,
+    agedDeadLetters,
     hiddenProfiles,
     eventPartitionsMade: events.partitionsMade,
     eventPartitionsDropped: events.partitionsDropped,

@@ -29,7 +29,7 @@ export function eventsProcessor(
     for (const { item, error } of outcome.poisoned) {
       const message = error instanceof Error ? error.message : String(error);
       const projectId = (item as { projectId?: number }).projectId ?? null;
-      await recordDeadLetter(stores.sql, { projectId, jobId: job.id ?? null, event: item, error: message });
+      await recordDeadLetter(stores.sql, { projectId, jobId: job.id ?? null, queue: "events", event: item, error });
       logger.error({ jobId: job.id, projectId, error: message }, "event dead-lettered");
     }
     return { stored: outcome.stored, skipped: outcome.skipped, poisoned: outcome.poisoned.length };

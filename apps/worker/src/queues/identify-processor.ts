@@ -29,8 +29,9 @@ export function identifyProcessor(
       await recordDeadLetter(stores.sql, {
         projectId: operation.projectId,
         jobId: job.id ?? null,
+        queue: "identify",
         event: operation,
-        error: message,
+        error,
       });
       logger.error(
         { jobId: job.id, projectId: operation.projectId, error: message },

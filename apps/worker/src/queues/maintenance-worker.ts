@@ -63,6 +63,12 @@ export async function maintenanceWorker(
   const applyRetentionJob = async (): Promise<RetentionOutcome> => {
     const outcome = await applyRetention(sql, cleaned, config);
     logger.info(outcome, "retention applied");
+    if (outcome.agedFailedJobs + outcome.agedDeadLetters > 0) {
+      logger.warn(
+        { failedJobs: outcome.agedFailedJobs, deadLetters: outcome.agedDeadLetters },
+        "failed jobs or dead letters have waited past FAILED_JOB_WARN_DAYS / DEAD_LETTER_WARN_DAYS: replay or discard them (ctl replay, ctl discard)",
+      );
+    }
     return outcome;
   };
   const worker = createQueueWorker(MAINTENANCE_QUEUE, applyRetentionJob, {

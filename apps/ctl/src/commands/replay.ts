@@ -1,0 +1,183 @@
+import {
+  findDeadLetters,
+  removeDeadLetters,
+  type DeadLetter,
+  type DeadLetterFilter,
+  type DeadLetterQueue,
+  type Sql,
+} from "@cm/db";
+import { parseTimestamp, type ProfileOperation, type TrackedEvent } from "@cm/domain";
+import {
+  addEventBatch,
+  addIdentifyBatch,
+  eventsQueue,
+  findInFailedJobs,
+  identifyQueue,
+  producerConnection,
+  removeFromFailedJobs,
+  type EventsJobData,
+  type FailedItemPick,
+  type IdentifyJobData,
+} from "@cm/queue";
+import type { Queue } from "bullmq";
+import { CliError } from "../cli-error";
+
+/** Items put back per job: a gateway's micro-batch at most. */
+const REPLAY_BATCH = 500;
+
+/** The filters of `ctl replay` and `ctl discard`, as given on the command line. */
+export interface HeldFilterOptions {
+  project?: string;
+  queue?: string;
+  from?: string;
+  to?: string;
+  "error-kind"?: string;
+}
+
+/** What a replay or a discard took: operations from dead letters and from failed jobs. */
+export interface HeldOutcome {
+  deadLetters: number;
+  failedJobItems: number;
+  /** Dead letters whose text is no operation (what JSON.stringify could not write): left as they are. */
+  unreadable: number;
+}
+
+function dateOption(name: string, text: string | undefined): Date | undefined {
+  if (text === undefined) return undefined;
+  const ms = parseTimestamp(text);
+  if (ms === null) {
+    throw new CliError(`--${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`, 2);
+  }
+  return new Date(ms);
+}
+
+export function heldFilter(options: HeldFilterOptions): DeadLetterFilter {
+  const filter: DeadLetterFilter = {};
+  if (options.project !== undefined) {
+    if (!/^[1-9][0-9]{0,9}$/.test(options.project)) throw new CliError("--project must be a positive integer", 2);
+    filter.projectId = Number(options.project);
+  }
+  if (options.queue !== undefined) {
+    if (options.queue !== "identify" && options.queue !== "events") {
+      throw new CliError("--queue must be identify or events", 2);
+    }
+    filter.queue = options.queue;
+  }
+  const from = dateOption("from", options.from);
+  const to = dateOption("to", options.to);
+  if (from !== undefined) filter.from = from;
+  if (to !== undefined) filter.to = to;
+  if (options["error-kind"] !== undefined) filter.errorKind = options["error-kind"];
+  return filter;
+}
+
+/** The failed jobs' items the filter takes: of its project, failed in its time range, for its error kind. */
+function pickFailed<Data extends { events: { projectId: number }[] }>(filter: DeadLetterFilter): FailedItemPick<Data> {
+  return (item, job) => {
+    const failedAt = job.finishedOn ?? job.timestamp;
+    return (
+      (filter.projectId === undefined || item.projectId === filter.projectId) &&
+      (filter.from === undefined || failedAt >= filter.from.getTime()) &&
+      (filter.to === undefined || failedAt < filter.to.getTime()) &&
+      (filter.errorKind === undefined || (job.failedReason ?? "").includes(filter.errorKind))
+    );
+  };
+}
+
+function operationOf(letter: DeadLetter): unknown {
+  try {
+    const operation = JSON.parse(letter.event) as unknown;
+    return typeof operation === "object" && operation !== null && "projectId" in operation ? operation : null;
+  } catch {
+    return null;
+  }
+}
+
+interface HeldQueues {
+  identify: Queue<IdentifyJobData>;
+  events: Queue<EventsJobData>;
+}
+
+async function withQueues<T>(redisUrl: string, prefix: string, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
+  const connection = producerConnection(redisUrl);
+  const queues = { identify: identifyQueue(connection, prefix), events: eventsQueue(connection, prefix) };
+  try {
+    return await act(queues);
+  } finally {
+    await Promise.all([queues.identify.close(), queues.events.close()]);
+    connection.disconnect();
+  }
+}
+
+/** Puts operations back on their queue, in jobs of a micro-batch's size. */
+async function requeue(queues: HeldQueues, queue: DeadLetterQueue, items: unknown[]): Promise<void> {
+  for (let first = 0; first < items.length; first += REPLAY_BATCH) {
+    const batch = items.slice(first, first + REPLAY_BATCH);
+    if (queue === "identify") await addIdentifyBatch(queues.identify, batch as ProfileOperation[]);
+    else await addEventBatch(queues.events, batch as TrackedEvent[]);
+  }
+}
+
+/** The dead letters the filter takes, a batch at a time, oldest first. */
+async function eachDeadLetterBatch(
+  sql: Sql,
+  filter: DeadLetterFilter,
+  act: (letters: DeadLetter[]) => Promise<void>,
+): Promise<void> {
+  for (let after = 0; ;) {
+    const letters = await findDeadLetters(sql, filter, after, REPLAY_BATCH);
+    const last = letters[letters.length - 1];
+    if (last === undefined) return;
+    after = last.id;
+    await act(letters);
+  }
+}
+
+/** The batch queues the filter takes, which hold acknowledged operations. */
+const queuesOf = (filter: DeadLetterFilter) =>
+  (["identify", "events"] as const).filter((queue) => filter.queue === undefined || filter.queue === queue);
+
+/**
+ * The dead letters and failed jobs' operations the filter takes: put back on their queue first
+ * when `replay`, then removed. A replayed operation is queued as it was, so that a worker applies
+ * it with its own stamps (newer data stays, an erased user stays erased); a replay cut short
+ * may queue some twice, which applies them once.
+ */
+async function takeHeld(
+  sql: Sql,
+  redis: { url: string; prefix: string },
+  filter: DeadLetterFilter,
+  replay: boolean,
+): Promise<HeldOutcome> {
+  return withQueues(redis.url, redis.prefix, async (queues) => {
+    const outcome: HeldOutcome = { deadLetters: 0, failedJobItems: 0, unreadable: 0 };
+    await eachDeadLetterBatch(sql, filter, async (letters) => {
+      const taken = replay ? letters.filter((letter) => operationOf(letter) !== null) : letters;
+      outcome.unreadable += letters.length - taken.length;
+      if (replay) {
+        for (const queue of queuesOf({})) {
+          await requeue(queues, queue, taken.filter((letter) => letter.queue === queue).map(operationOf));
+        }
+      }
+      outcome.deadLetters += await removeDeadLetters(
+        sql,
+        taken.map((letter) => letter.id),
+      );
+    });
+    for (const queue of queuesOf(filter)) {
+      const held = queues[queue] as Queue<IdentifyJobData | EventsJobData>;
+      const pick = pickFailed(filter);
+      if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
+      outcome.failedJobItems += await removeFromFailedJobs(held, pick);
+    }
+    return outcome;
+  });
+}
+
+/** `ctl replay` (docs/reliability.md): once the cause is fixed, what waits is applied. */
+export const replayCommand = (sql: Sql, redis: { url: string; prefix: string }, filter: DeadLetterFilter) =>
+  takeHeld(sql, redis, filter, true);
+
+/** `ctl discard`: what waits is deleted, never applied. */
+export const discardCommand = (sql: Sql, redis: { url: string; prefix: string }, filter: DeadLetterFilter) =>
+  takeHeld(sql, redis, filter, false);
