@@ -1,3 +1,4 @@
+import { producerConnection, TOPIC_FANOUT_JOB, topicFanoutQueue } from "@cm/queue";
 import type { RunningWorker } from "@cm/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestProject, type TestProject } from "../support/project";
@@ -216,5 +217,21 @@ describe("fan-out of a default change", () => {
     worker = await stack.worker();
     const fanout = await finished(topicId);
     expect(fanout).toMatchObject({ chunks: 5, profiles_updated: withoutChoice });
+  });
+});
+
+describe("job kinds", () => {
+  it("leaves a fan-out job of a version the worker does not know alone: neither run nor failed", async () => {
+    const connection = producerConnection(stack.config.redisUrl);
+    const queue = topicFanoutQueue(connection, stack.config.queuePrefix);
+    try {
+      const job = await queue.add(TOPIC_FANOUT_JOB, { kind: "topic-fanout", v: 2 as 1, topicId: 1, generation: 1 });
+      await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
+      expect(await queue.getFailedCount()).toBe(0);
+      await job.remove();
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
   });
 });

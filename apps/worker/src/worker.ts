@@ -10,6 +10,7 @@ import {
   IDENTIFY_QUEUE,
   identifyQueue,
   PROFILE_OPERATIONS_KIND,
+  TOPIC_FANOUT_KIND,
   TOPIC_FANOUT_QUEUE,
   type TopicFanoutJobData,
 } from "@cm/queue";
@@ -99,7 +100,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   );
   const fanout: Worker<TopicFanoutJobData> = createQueueWorker(
     TOPIC_FANOUT_QUEUE,
-    topicFanoutProcessor(sql, logger, metrics, () => fanout.closing !== undefined),
+    forKnownKind(
+      TOPIC_FANOUT_KIND,
+      true,
+      topicFanoutProcessor(sql, logger, metrics, () => fanout.closing !== undefined),
+      leftAlone(TOPIC_FANOUT_QUEUE),
+    ),
     { concurrency: FANOUT_CONCURRENCY, heldUnderWorkerLock: true },
   );
   const maintenance = await maintenanceWorker(createQueueWorker, config, connection, sql, logger);

@@ -3,11 +3,16 @@ import type { Redis } from "ioredis";
 import { RETRY_FOREVER } from "./batch-queues";
 import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
+/** Fan-out jobs name their kind and payload version too (see payloads.ts); those queued before read as this. */
+export const TOPIC_FANOUT_KIND = { kind: "topic-fanout", v: 1 } as const;
+
 /**
  * One job per change of a topic's default_status. The job holds no progress of its own: the
  * fan-out's state lives in Postgres (topic_fanouts), keyed by the topic and this generation.
  */
 export interface TopicFanoutJobData {
+  kind?: (typeof TOPIC_FANOUT_KIND)["kind"];
+  v?: (typeof TOPIC_FANOUT_KIND)["v"];
   topicId: number;
   generation: number;
 }
@@ -32,5 +37,5 @@ export function addTopicFanout(
   queue: Queue<TopicFanoutJobData>,
   data: TopicFanoutJobData,
 ): Promise<Job<TopicFanoutJobData>> {
-  return queue.add(TOPIC_FANOUT_JOB, data);
+  return queue.add(TOPIC_FANOUT_JOB, { ...TOPIC_FANOUT_KIND, ...data });
 }
