@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findCredential } from "@cm/db";
 import { parseToken } from "@cm/domain";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
@@ -64,6 +65,62 @@ describe("ctl", () => {
     expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", ""])).toMatchObject({
       permissions: [],
     });
+  });
+
+  it("key list, rotate and revoke: listed without secrets, the old key working through its grace, a revoked one at once stopped", async () => {
+    const { project, api_key: first } = await ctlJson(["project", "create", "--name", "Rotation"]);
+    const id = parseToken(first)?.id as string;
+    const rotated = await ctlJson(["key", "rotate", "--id", id, "--grace", "3600"]);
+    expect(rotated).toEqual({
+      api_key: expect.stringMatching(/^cmk_/),
+      replaces: id,
+      replaced_works_until: expect.any(String),
+    });
+    const untilMs = Date.parse(rotated.replaced_works_until) - Date.now();
+    expect(untilMs).toBeGreaterThan(3_500_000);
+    expect(untilMs).toBeLessThanOrEqual(3_600_000);
+    // Both work while integrations switch; the new one has the old one's permissions.
+    expect(await findCredential(db.sql, first)).toMatchObject({ projectId: project.id });
+    expect(await findCredential(db.sql, rotated.api_key)).toMatchObject({
+      projectId: project.id,
+      permissions: ["campaign:read", "campaign:write", "profile:read"],
+    });
+
+    const listed = await ctlJson(["key", "list", "--project", String(project.id)]);
+    expect(listed.credentials.map((c: { id: string; working: boolean }) => [c.id, c.working])).toEqual([
+      [id, true],
+      [parseToken(rotated.api_key)?.id, true],
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(parseToken(first)?.secret);
+
+    expect(await ctlJson(["key", "revoke", "--id", id])).toEqual({ revoked: id });
+    expect(await findCredential(db.sql, first)).toBeNull();
+    const again = await runCtl(env, ["key", "revoke", "--id", id]);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/no working api_key/)]);
+
+    // A grace of 0 stops the old one at once; tokens rotate the same way, and keys are not tokens.
+    const { auth_token: token } = await ctlJson(["token", "create", "--project", String(project.id)]);
+    const tokenId = parseToken(token)?.id as string;
+    const wrongKind = await runCtl(env, ["key", "rotate", "--id", tokenId]);
+    expect(wrongKind.code).toBe(1);
+    const newToken = await ctlJson(["token", "rotate", "--id", tokenId, "--grace", "0"]);
+    expect(await findCredential(db.sql, token)).toBeNull();
+    expect(await findCredential(db.sql, newToken.auth_token)).toMatchObject({ kind: "auth_token" });
+    const tokens = await ctlJson(["token", "list", "--project", String(project.id)]);
+    expect(tokens.credentials.filter((c: { working: boolean }) => c.working)).toHaveLength(2);
+  });
+
+  it("--help and <command> --help print the usage, without a database", async () => {
+    const noDatabase = { ...env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
+    const all = await runCtl(noDatabase, ["--help"]);
+    expect([all.code, all.stderr]).toEqual([0, ""]);
+    expect(all.stdout).toMatch(/key rotate --id ID/);
+    expect(all.stdout).toMatch(/replay \[--project ID\]/);
+    const one = await runCtl(noDatabase, ["key", "rotate", "--help"]);
+    expect([one.code, one.stdout.trim().split("\n")]).toEqual([
+      0,
+      ["usage: ctl", expect.stringMatching(/^ {2}key rotate/)],
+    ]);
   });
 
   it("topic create prints the Topic", async () => {

@@ -5,16 +5,31 @@ import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
 import { deleteEventsCommand } from "./commands/events";
 import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
-import { createKeyCommand, parsePermissions } from "./commands/key";
+import {
+  createKeyCommand,
+  createTokenCommand,
+  DEFAULT_GRACE_SECONDS,
+  listCredentialsCommand,
+  parsePermissions,
+  revokeCredentialCommand,
+  rotateCredentialCommand,
+} from "./commands/key";
 import { migrateCommand } from "./commands/migrate";
 import { createProjectCommand } from "./commands/project";
 import { discardCommand, heldFilter, replayCommand } from "./commands/replay";
 import { createTopicCommand } from "./commands/topic";
 
-const USAGE = `usage: ctl <command>
+const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's lines)
   migrate
   project create --name NAME
   key create --project ID --permissions p1,p2
+  key list --project ID
+  key revoke --id ID
+  key rotate --id ID [--grace SECONDS]   (the old key keeps working SECONDS more; default 86400)
+  token create --project ID
+  token list --project ID
+  token revoke --id ID
+  token rotate --id ID [--grace SECONDS]
   topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
   journey import --project ID FILE
   journey status --id ID --status draft|active|paused|archived|cancelled
@@ -36,7 +51,34 @@ const OPTIONS = {
   to: { type: "string" },
   queue: { type: "string" },
   "error-kind": { type: "string" },
+  grace: { type: "string" },
+  help: { type: "boolean", short: "h" },
 } as const;
+
+/** What `--help` prints: text for a person, where every other command prints JSON. */
+class HelpText {
+  constructor(readonly text: string) {}
+}
+
+/** The usage, or only the lines of the command `words` start (all of them when none does). */
+function usageOf(words: string[]): string {
+  const lines = USAGE.split("\n").slice(1);
+  const named = words.join(" ");
+  const matching = lines.filter((line) => named !== "" && line.trim().startsWith(named));
+  return matching.length === 0 ? USAGE : `usage: ctl\n${matching.join("\n")}`;
+}
+
+/** A `--grace` in whole seconds (0 stops the old credential at once). */
+function graceOption(values: { grace?: string | undefined }): number {
+  if (values.grace === undefined) return DEFAULT_GRACE_SECONDS;
+  if (!/^(0|[1-9][0-9]{0,8})$/.test(values.grace)) throw new CliError("--grace must be whole seconds", 2);
+  return Number(values.grace);
+}
+
+/** The credential an id names, as the token's middle part shows it. */
+function idOption(values: { id?: string | undefined }): string {
+  return String(integerOption(values, "id"));
+}
 
 async function run(argv: string[]): Promise<unknown> {
   let parsed;
@@ -46,6 +88,9 @@ async function run(argv: string[]): Promise<unknown> {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
   }
   const { values, positionals } = parsed;
+  if (values.help === true || positionals[0] === "help") {
+    return new HelpText(usageOf(positionals[0] === "help" ? positionals.slice(1) : positionals));
+  }
   // `journey import` is the one command followed by an argument (its FILE).
   const command = positionals.slice(0, 2).join(" ") === "journey import" ? "journey import" : positionals.join(" ");
   const config = loadConfig();
@@ -60,6 +105,20 @@ async function run(argv: string[]): Promise<unknown> {
       case "key create":
         if (values.permissions === undefined) throw new CliError("--permissions is required", 2);
         return await createKeyCommand(sql, integerOption(values, "project"), parsePermissions(values.permissions));
+      case "key list":
+        return await listCredentialsCommand(sql, integerOption(values, "project"), "api_key");
+      case "key revoke":
+        return await revokeCredentialCommand(sql, idOption(values), "api_key");
+      case "key rotate":
+        return await rotateCredentialCommand(sql, idOption(values), "api_key", graceOption(values));
+      case "token create":
+        return await createTokenCommand(sql, integerOption(values, "project"));
+      case "token list":
+        return await listCredentialsCommand(sql, integerOption(values, "project"), "auth_token");
+      case "token revoke":
+        return await revokeCredentialCommand(sql, idOption(values), "auth_token");
+      case "token rotate":
+        return await rotateCredentialCommand(sql, idOption(values), "auth_token", graceOption(values));
       case "topic create":
         return await createTopicCommand(sql, {
           projectId: integerOption(values, "project"),
@@ -92,7 +151,7 @@ async function run(argv: string[]): Promise<unknown> {
 
 run(process.argv.slice(2)).then(
   (result) => {
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    process.stdout.write(result instanceof HelpText ? `${result.text}\n` : `${JSON.stringify(result, null, 2)}\n`);
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);

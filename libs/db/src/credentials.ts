@@ -7,7 +7,7 @@ import {
   type CredentialKind,
   type Permission,
 } from "@cm/domain";
-import type { Db } from "./connect";
+import type { Db, Sql } from "./connect";
 
 export interface Credential {
   projectId: number;
@@ -41,7 +41,8 @@ export async function findCredential(sql: Db, token: string): Promise<Credential
   >`
     SELECT c.project_id, c.secret_hash, c.permissions, p.profile_key_secret
       FROM credentials AS c JOIN projects AS p ON p.id = c.project_id
-     WHERE c.id = ${parsed.id} AND c.kind = ${parsed.kind} AND c.revoked_at IS NULL`;
+     WHERE c.id = ${parsed.id} AND c.kind = ${parsed.kind} AND c.revoked_at IS NULL
+       AND (c.expires_at IS NULL OR c.expires_at > now())`;
   if (row === undefined || !secretMatches(parsed.secret, row.secret_hash)) return null;
   return {
     projectId: row.project_id,
@@ -49,4 +50,59 @@ export async function findCredential(sql: Db, token: string): Promise<Credential
     permissions: row.permissions,
     profileKeySecret: row.profile_key_secret,
   };
+}
+
+/** A credential as an operator may see it: never its secret. */
+export interface CredentialSummary {
+  id: string;
+  kind: CredentialKind;
+  permissions: Permission[];
+  createdAt: Date;
+  /** When it stops working: revoked, or the end of a rotation's grace period. */
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+/** A project's credentials of one kind, oldest first, those revoked or expired included. */
+export async function listCredentials(sql: Db, projectId: number, kind: CredentialKind): Promise<CredentialSummary[]> {
+  return sql<CredentialSummary[]>`
+    SELECT id::text AS id, kind, permissions, created_at AS "createdAt", revoked_at AS "revokedAt",
+           expires_at AS "expiresAt"
+      FROM credentials
+     WHERE project_id = ${projectId} AND kind = ${kind}
+     ORDER BY id`;
+}
+
+/** Stops a credential at once; false when there is no such credential of that kind, or it stopped already. */
+export async function revokeCredential(sql: Db, id: string, kind: CredentialKind): Promise<boolean> {
+  const rows = await sql`
+    UPDATE credentials SET revoked_at = now()
+     WHERE id = ${id} AND kind = ${kind} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+    RETURNING 1`;
+  return rows.length > 0;
+}
+
+/**
+ * A new credential of the same project, kind and permissions; the old one keeps working for
+ * `graceSeconds` more (never longer than it would have). Returns the new token and when the old
+ * one stops, or null when there is no working credential of that id and kind.
+ */
+export async function rotateCredential(
+  sql: Sql,
+  id: string,
+  kind: CredentialKind,
+  graceSeconds: number,
+): Promise<{ token: string; replacedExpiresAt: Date } | null> {
+  return sql.begin(async (tx) => {
+    const [old] = await tx<{ project_id: number; permissions: Permission[]; expires_at: Date }[]>`
+      UPDATE credentials
+         SET expires_at = least(coalesce(expires_at, 'infinity'), now() + make_interval(secs => ${graceSeconds}))
+       WHERE id = ${id} AND kind = ${kind} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+      RETURNING project_id, permissions, expires_at`;
+    if (old === undefined) return null;
+    return {
+      token: await createCredential(tx, old.project_id, kind, old.permissions),
+      replacedExpiresAt: old.expires_at,
+    };
+  });
 }
