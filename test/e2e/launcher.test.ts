@@ -1,4 +1,7 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
@@ -8,8 +11,10 @@ import { waitFor } from "../support/wait";
 
 let db: TestDatabase;
 const queue = createTestQueuePrefix("launcher");
+/** The launcher's folder for this file's starts (the state it keeps, the services' log). */
+const dataDir = mkdtempSync(join(tmpdir(), "cm-launcher-"));
 /** What the first start printed, which later starts must print again. */
-let firstStart: { topicIds: number[]; journeyIds: number[] };
+let firstStart: { topicIds: number[]; journeyIds: number[]; exported: string };
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -27,7 +32,7 @@ async function launch(
 ): Promise<{ launcher: ChildService; output: string }> {
   const launcher = startChild(
     "apps/ctl/dist/launcher.js",
-    childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }), env),
+    childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }), { CM_DATA_DIR: dataDir, ...env }),
     [],
     false,
   );
@@ -60,7 +65,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await queue.cleanup();
   await db.drop();
+  rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** The `export …` line, and the values it sets. */
+function exportedLine(output: string): { line: string; values: Record<string, string> } {
+  const line = /^ {2}export (.*)$/m.exec(output)?.[1] ?? "";
+  return { line, values: Object.fromEntries(line.split(" ").map((pair) => pair.split("=") as [string, string])) };
+}
 
 describe("npm start (the launcher)", () => {
   it("migrates, serves every operation with what it prints, and stops cleanly on Ctrl-C", async () => {
@@ -70,9 +82,15 @@ describe("npm start (the launcher)", () => {
     try {
       expect(output).toMatch(/migrations applied: 001_projects_and_credentials\.sql/);
       expect(output).toContain(api);
-      const authToken = /auth_token[^:]*: (cmt_\S+)/.exec(output)?.[1];
-      const apiKey = /api_key[^:]*: (cmk_\S+)/.exec(output)?.[1];
-      const adminToken = /ADMIN_TOKEN: (\S+)/.exec(output)?.[1];
+      const exported = exportedLine(output);
+      const { AUTH_TOKEN: authToken, API_KEY: apiKey, ADMIN_TOKEN: adminToken } = exported.values;
+      expect(authToken).toBe(/auth_token[^:]*: (cmt_\S+)/.exec(output)?.[1]);
+      expect(apiKey).toBe(/api_key[^:]*: (cmk_\S+)/.exec(output)?.[1]);
+      expect(adminToken).toBe(/ADMIN_TOKEN: (\S+)/.exec(output)?.[1]);
+      // The services' log lines go to the file it names, not among what it prints.
+      expect(output).not.toMatch(/"level":/);
+      expect(output).toContain(join(dataDir, "services.log"));
+      expect(readFileSync(join(dataDir, "services.log"), "utf8")).toMatch(/"level":/);
 
       const tracked = await fetch(`${api}/users/track?auth_token=${authToken}`, {
         method: "POST",
@@ -101,7 +119,7 @@ describe("npm start (the launcher)", () => {
         const journey = await fetch(`${api}/journeys/${id}`, { headers: { authorization: `Bearer ${apiKey}` } });
         expect(journey.status).toBe(200);
       }
-      firstStart = { topicIds, journeyIds };
+      firstStart = { topicIds, journeyIds, exported: exported.line };
 
       expect(await dashboardStatus(port, { authorization: `Bearer ${adminToken}` })).toBe(200);
       expect(await dashboardStatus(port)).toBe(401);
@@ -112,13 +130,18 @@ describe("npm start (the launcher)", () => {
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 
-  it("prints the same demo ids again, and keeps an ADMIN_TOKEN set in the environment without printing it", async () => {
+  it("prints the same credentials and ids again, and keeps an ADMIN_TOKEN set in the environment without printing it", async () => {
     const port = await freePort();
     const adminToken = "launcher-test-admin-token-0123456789";
     const { launcher, output } = await launch(port, { ADMIN_TOKEN: adminToken });
     try {
       expect(printedIds(output, "topic")).toEqual(firstStart.topicIds);
       expect(printedIds(output, "journey")).toEqual(firstStart.journeyIds);
+      // The same credentials as the first start, which do not pile up; no ADMIN_TOKEN to export.
+      expect(`${exportedLine(output).line} `).toBe(`${firstStart.exported.replace(/ADMIN_TOKEN=\S+/, "")}`);
+      const [{ working }] = await db.sql<{ working: number }[]>`
+        SELECT count(*)::integer AS working FROM credentials WHERE revoked_at IS NULL`;
+      expect(working).toBe(2);
       expect(output).toContain("ADMIN_TOKEN: the one set in the environment (not shown)");
       expect(output).not.toContain(adminToken);
       expect(await dashboardStatus(port, { authorization: `Bearer ${adminToken}` })).toBe(200);

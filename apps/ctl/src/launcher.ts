@@ -1,16 +1,19 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { openSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { loadConfig } from "@cm/config";
 import { connect, migrate } from "@cm/db";
 import { demoCommand } from "./commands/demo";
+import { LauncherFolder } from "./launcher-state";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const READY_TIMEOUT_MS = 30_000;
 
-function startProcess(name: string, script: string): ChildProcess {
-  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: "inherit", env: process.env });
+/** The services' log lines go to a file, so that what the launcher prints stays readable. */
+function startProcess(name: string, script: string, log: number): ChildProcess {
+  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: ["ignore", log, log], env: process.env });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited unexpectedly (${signal ?? code}); stopping`);
@@ -48,9 +51,13 @@ async function waitUntilReady(url: string): Promise<void> {
 async function main(): Promise<void> {
   // A local try-out runs on a development Redis, usually without persistence: say so, not stop.
   process.env.REDIS_DURABILITY ??= "warn";
+  const folder = new LauncherFolder(process.env.CM_DATA_DIR ?? join(ROOT, ".data"));
+  const databaseUrl = loadConfig().databaseUrl;
+  const last = folder.lastStart(databaseUrl);
   // Without ADMIN_TOKEN the queue dashboard refuses everyone; the gateway inherits this environment.
   const adminTokenGiven = Boolean(process.env.ADMIN_TOKEN);
-  if (!adminTokenGiven) process.env.ADMIN_TOKEN = randomBytes(24).toString("hex");
+  const adminTokenValue = process.env.ADMIN_TOKEN || last?.admin_token || randomBytes(24).toString("hex");
+  process.env.ADMIN_TOKEN = adminTokenValue;
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-launcher" });
   try {
@@ -63,19 +70,27 @@ async function main(): Promise<void> {
 
   process.once("SIGINT", () => void stop(0));
   process.once("SIGTERM", () => void stop(0));
-  children.push(startProcess("gateway", "apps/gateway/dist/main.js"));
-  children.push(startProcess("worker", "apps/worker/dist/main.js"));
+  const log = openSync(folder.logFile, "a");
+  children.push(startProcess("gateway", "apps/gateway/dist/main.js", log));
+  children.push(startProcess("worker", "apps/worker/dist/main.js", log));
 
   const url = `http://127.0.0.1:${config.port}`;
   await waitUntilReady(url);
-  const demo = await demoCommand(sql);
+  const demo = await demoCommand(sql, last);
   await sql.end();
+  // A token set in the environment is the operator's to keep, not written down here.
+  const keptAdminToken = adminTokenGiven ? (last?.admin_token ?? "") : adminTokenValue;
+  folder.keepStart(databaseUrl, { auth_token: demo.auth_token, api_key: demo.api_key, admin_token: keptAdminToken });
 
   const topics = demo.topics.map((topic) => `${topic.id} "${topic.name}"`).join(", ");
   const journeys = demo.journeys.map((journey) => `${journey.id} "${journey.name}" (${journey.status})`).join(", ");
-  const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : config.adminToken;
+  const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : adminTokenValue;
+  const exported = [`AUTH_TOKEN=${demo.auth_token}`, `API_KEY=${demo.api_key}`];
+  if (!adminTokenGiven) exported.push(`ADMIN_TOKEN=${adminTokenValue}`);
   console.log(`
-The service is running at ${url}/api/v2   (Ctrl-C stops it)
+The service is running at ${url}/api/v2   (Ctrl-C stops it; its logs: ${folder.logFile})
+
+  export ${exported.join(" ")}
 
 Demo project ${demo.project.id} "${demo.project.name}"
   auth_token (identify): ${demo.auth_token}

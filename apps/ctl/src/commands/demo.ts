@@ -5,9 +5,11 @@ import {
   createCredential,
   createProject,
   DEMO_PROJECT_LOCK,
+  findCredential,
   findProjectByName,
   insertTopic,
   profileKeySecrets,
+  revokeCredential,
   storeEventsInTransaction,
   takeAdvisoryLock,
   type Sql,
@@ -15,9 +17,11 @@ import {
 } from "@cm/db";
 import {
   mergeStates,
+  parseToken,
   PERMISSIONS,
   profileKeysWith,
   stateFromOperation,
+  type CredentialKind,
   type IdentifyEvent,
   type ProfileKeyOf,
   type ProfileState,
@@ -106,12 +110,28 @@ async function fillDemoProject(tx: Transaction, projectId: number): Promise<void
   await importDemoJourneys(tx, projectId);
 }
 
+/** The demo project's credentials a caller kept from an earlier run (the launcher does). */
+export interface KeptDemoCredentials {
+  auth_token: string;
+  api_key: string;
+}
+
+/** The kept credential when it still works for the project, else null (and revoked, if it is the project's). */
+async function stillWorking(tx: Transaction, projectId: number, token: string, kind: CredentialKind) {
+  const credential = await findCredential(tx, token);
+  if (credential !== null && credential.projectId === projectId && credential.kind === kind) return token;
+  const parsed = parseToken(token);
+  if (credential?.projectId === projectId && parsed !== null) await revokeCredential(tx, parsed.id, parsed.kind);
+  return null;
+}
+
 /**
- * The project a person trying the service starts from. It is created once; later runs only
- * issue fresh credentials for it, since stored credentials cannot be shown again. The topics
- * and journeys listed are all the project has, those added since it was created included.
+ * The project a person trying the service starts from. It is created once. Stored credentials
+ * cannot be shown again, so each run issues fresh ones, unless it is given those of an earlier
+ * run that still work (the launcher keeps them, so that they do not pile up). The topics and
+ * journeys listed are all the project has, those added since it was created included.
  */
-export async function demoCommand(sql: Sql) {
+export async function demoCommand(sql: Sql, kept: KeptDemoCredentials | null = null) {
   return sql.begin(async (tx) => {
     await takeAdvisoryLock(tx, DEMO_PROJECT_LOCK);
     let project = await findProjectByName(tx, DEMO_PROJECT_NAME);
@@ -120,12 +140,14 @@ export async function demoCommand(sql: Sql) {
       await fillDemoProject(tx, project.id);
     }
     const topics = await allTopicsOfProject(tx, project.id);
+    const keptToken = kept === null ? null : await stillWorking(tx, project.id, kept.auth_token, "auth_token");
+    const keptKey = kept === null ? null : await stillWorking(tx, project.id, kept.api_key, "api_key");
     return {
       project,
       topics: topics.map(({ id, name }) => ({ id, name })),
       journeys: await allJourneysOfProject(tx, project.id),
-      auth_token: await createCredential(tx, project.id, "auth_token"),
-      api_key: await createCredential(tx, project.id, "api_key", PERMISSIONS),
+      auth_token: keptToken ?? (await createCredential(tx, project.id, "auth_token")),
+      api_key: keptKey ?? (await createCredential(tx, project.id, "api_key", PERMISSIONS)),
     };
   });
 }
