@@ -11,10 +11,16 @@ import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type Identify
  */
 export const RETRY_FOREVER = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The queue dashboard shows the latest completed jobs, so that a newcomer sees the work done;
+ * a worker replaces a completed job's items by a summary (completedJobSummary).
+ */
+export const COMPLETED_JOBS_KEPT = 1_000;
+
 export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
   attempts: RETRY_FOREVER,
   backoff: { type: "capped-exponential", delay: 500 },
-  removeOnComplete: true,
+  removeOnComplete: { count: COMPLETED_JOBS_KEPT },
   removeOnFail: false,
 };
 
@@ -45,4 +51,19 @@ export function addEventBatch(queue: Queue<EventsJobData>, events: TrackedEvent[
 /** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */
 export function cappedExponentialBackoff(tries: number, baseDelay = 500, maxDelay = 60_000): number {
   return Math.min(maxDelay, baseDelay * 2 ** Math.min(30, Math.max(0, tries - 1)));
+}
+
+/**
+ * What a completed batch job keeps: how many items it held and of which projects, never the
+ * items (they hold personal data, which an erasure would have to reach there too).
+ */
+export function completedJobSummary(data: { events: { projectId?: unknown }[] }) {
+  return {
+    ...data,
+    events: [],
+    completed: {
+      items: data.events.length,
+      projects: [...new Set(data.events.map((item) => item.projectId))],
+    },
+  };
 }

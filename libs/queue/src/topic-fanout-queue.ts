@@ -1,6 +1,6 @@
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { RETRY_FOREVER } from "./batch-queues";
+import { COMPLETED_JOBS_KEPT, RETRY_FOREVER } from "./batch-queues";
 import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
 /** Fan-out jobs name their kind and payload version too (see payloads.ts); those queued before read as this. */
@@ -21,7 +21,7 @@ export interface TopicFanoutJobData {
 export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = {
   attempts: RETRY_FOREVER,
   backoff: { type: "capped-exponential", delay: 500 },
-  removeOnComplete: true,
+  removeOnComplete: { count: COMPLETED_JOBS_KEPT },
   removeOnFail: false,
 };
 

@@ -1,11 +1,26 @@
 import { logThrottle, type Config } from "@cm/config";
-import { cappedExponentialBackoff } from "@cm/queue";
+import { cappedExponentialBackoff, completedJobSummary } from "@cm/queue";
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { WorkerMetrics } from "../metrics";
 import { pauseWhileRedisIsFull } from "../redis-full-backoff";
 import { retryUntilApplied, type RetryCause } from "./retry-until-applied";
+
+/**
+ * A batch job applied keeps a summary instead of its items (completedJobSummary): the queue
+ * dashboard shows the latest completed jobs without holding anyone's data.
+ */
+function summarisedWhenDone<Data, Result>(processor: Processor<Data, Result>): Processor<Data, Result> {
+  return async (job, token) => {
+    const result = await processor(job, token);
+    const data = job.data as { events?: unknown };
+    if (Array.isArray(data.events) && data.events.length > 0) {
+      await job.updateData(completedJobSummary(data as { events: { projectId?: unknown }[] }) as Data);
+    }
+    return result;
+  };
+}
 
 /** What differs between the queues' workers. */
 export interface QueueWorkerOptions {
@@ -75,7 +90,7 @@ export function queueWorkers(
         );
       },
     });
-    const worker = new Worker(queueName, retried, {
+    const worker = new Worker(queueName, summarisedWhenDone(retried), {
       connection,
       prefix: config.queuePrefix,
       concurrency,
