@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TestProject } from "vitest/node";
+import { chromiumPresent, CHROMIUM } from "./chromium";
 
 // Every gateway, worker and ctl a test starts logs at debug level into one folder per run;
 // when the run ends, the folder is searched for anything that must never be logged.
@@ -17,6 +18,12 @@ declare module "vitest" {
 }
 
 export default function setup(project: TestProject) {
+  if (!chromiumPresent) {
+    if (process.env.CI) throw new Error(`CI runs the browser tests, and there is no Chromium at ${CHROMIUM}`);
+    console.warn(
+      `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH, to run them)`,
+    );
+  }
   const logDir = mkdtempSync(join(tmpdir(), "cm-test-logs-"));
   project.provide("logDir", logDir);
   return () => {
