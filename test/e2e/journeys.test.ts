@@ -424,3 +424,41 @@ describe("queries per request", () => {
     }
   });
 });
+
+describe("GET /api/v2/journeys", () => {
+  it("lists the project's journeys by id without their graphs, a page at a time, of one status or all", async () => {
+    const project = await createTestProject(stack.db.sql, "Journey list");
+    const ids: number[] = [];
+    for (const status of ["active", "draft", "active", "archived", "active"] as const) {
+      ids.push(await storeJourney(stack.db.sql, project.id, sampleJourney({ name: `A ${status} one`, status })));
+    }
+    await storeJourney(stack.db.sql, otherProject.id, sampleJourney());
+    const list = (query: string) => get(`/journeys${query}`, { authorization: project.apiKey });
+
+    const first = await list("?limit=2");
+    expect(first.status).toBe(200);
+    expect(first.revision).toBe("2023-01-01");
+    expect(first.body.data.map((journey: Json) => journey.id)).toEqual(ids.slice(0, 2));
+    expect(Object.keys(first.body.data[0]).sort()).toEqual(
+      ["created_at", "description", "id", "name", "status", "trigger", "updated_at"].sort(),
+    );
+    expect(first.body.data[0]).toMatchObject({ name: "A active one", status: "active", trigger: { type: "event" } });
+    expect(leaks(first.body)).toEqual([]);
+    const rest = await list(`?limit=2&cursor=${first.body.next_cursor}`);
+    const last = await list(`?limit=2&cursor=${rest.body.next_cursor}`);
+    expect([...rest.body.data, ...last.body.data].map((journey: Json) => journey.id)).toEqual(ids.slice(2));
+    expect(last.body.next_cursor).toBeNull();
+
+    const active = await list("?status=active");
+    expect(active.body.data.map((journey: Json) => journey.id)).toEqual([ids[0], ids[2], ids[4]]);
+    expect(active.body.next_cursor).toBeNull();
+
+    const topicsCursor = Buffer.from("topic:1").toString("base64url");
+    for (const query of ["?status=running", "?limit=0", `?cursor=${topicsCursor}`, "?status=active&status=draft"]) {
+      const refused = await list(query);
+      expect(refused.status, query).toBe(422);
+      expect(refused.body.errors[0].path, query).toMatch(/^query\./);
+    }
+    expect((await get("/journeys", { authorization: project.authToken })).status).toBe(401);
+  });
+});

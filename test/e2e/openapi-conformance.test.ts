@@ -197,6 +197,8 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     const id = await insertJourney(stack.db.sql, stack.project.id, sampleJourney());
     expect((await call("GET", `/api/v2/journeys/${id}`)).status).toBe(200);
     expect((await call("GET", `/api/v2/journeys/${id}/messages`)).status).toBe(200);
+    expect((await call("GET", "/api/v2/journeys?status=active")).status).toBe(200);
+    expect((await call("GET", "/api/v2/journeys?status=running")).status).toBe(422);
     expect((await call("GET", "/api/v2/journeys/424242")).status).toBe(404);
     expect((await call("GET", "/api/v2/journeys/424242/messages")).status).toBe(404);
     expect((await call("GET", `/api/v2/journeys/${id}`, { key: "nope" })).status).toBe(401);

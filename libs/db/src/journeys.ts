@@ -1,4 +1,4 @@
-import { isMessageNode, type JourneyFile, type JourneyStatus } from "@cm/domain";
+import { isMessageNode, type JourneyFile, type JourneyListItem, type JourneyStatus } from "@cm/domain";
 import type { Db } from "./connect";
 
 interface JourneyDocument {
@@ -190,6 +190,29 @@ export async function journeyJson(sql: Db, projectId: number, journeyId: number)
       JOIN journey_documents AS d ON d.journey_id = j.id
      WHERE j.id = ${journeyId} AND j.project_id = ${projectId}`;
   return row?.journey ?? null;
+}
+
+/**
+ * A page of the project's journeys in id order (of one status, or all), without their graphs:
+ * at most `limit` after `afterId`. The journeys of a project are few (imported by an operator),
+ * so its index and a filter on status serve any page.
+ */
+export async function journeysAfter(
+  sql: Db,
+  projectId: number,
+  { afterId, limit, status }: { afterId: number; limit: number; status: JourneyStatus | null },
+): Promise<JourneyListItem[]> {
+  return sql<JourneyListItem[]>`
+    SELECT j.id, j.name, j.description, j.status,
+           CASE WHEN j.trigger_event_name IS NULL THEN json_build_object('type', j.trigger_type)
+                ELSE json_build_object('type', j.trigger_type, 'event_name', j.trigger_event_name) END AS trigger,
+           to_char(j.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at,
+           to_char(j.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS updated_at
+      FROM journeys AS j
+     WHERE j.project_id = ${projectId} AND j.id > ${afterId}
+       AND (${status}::text IS NULL OR j.status = ${status})
+     ORDER BY j.id
+     LIMIT ${limit}`;
 }
 
 /**

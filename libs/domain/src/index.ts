@@ -1,6 +1,7 @@
 export * from "./aliases";
 export * from "./credential-token";
 export * from "./events";
+export * from "./id-pages";
 export * from "./identify";
 export * from "./journey";
 export * from "./journey-graph";

@@ -1,4 +1,5 @@
 import type { tags } from "typia";
+import { idPageRequest, type IdPageRequest, type QueryValues } from "./id-pages";
 import { graphProblems } from "./journey-graph";
 import type { Problem } from "./problems";
 
@@ -150,4 +151,24 @@ export function journeyFileProblems(file: JourneyFile): Problem[] {
     }
   });
   return problems;
+}
+
+/** A page of the journey list, of one status or all. */
+export interface JourneyListRequest {
+  page: IdPageRequest;
+  status: JourneyStatus | null;
+}
+
+/** Reads `limit`, `cursor` and `status` from a query string. */
+export function journeyListRequest(
+  query: QueryValues,
+): { ok: true; request: JourneyListRequest } | { ok: false; problems: Problem[] } {
+  const paged = idPageRequest("journey", query);
+  const problems = paged.ok ? [] : [...paged.problems];
+  const status = query.status;
+  if (status !== undefined && (typeof status !== "string" || !isJourneyStatus(status))) {
+    problems.push({ path: "query.status", message: `status must be one of ${JOURNEY_STATUSES.join(", ")}` });
+  }
+  if (!paged.ok || problems.length > 0) return { ok: false, problems };
+  return { ok: true, request: { page: paged.page, status: (status as JourneyStatus | undefined) ?? null } };
 }

@@ -189,3 +189,12 @@ export interface Journey {
   created_at: DateTime;
   updated_at: DateTime;
 }
+
+/** A journey in the journey list: the journey without its graph (GET /journeys/{id} has it). */
+export type JourneyListItem = Omit<Journey, "nodes" | "edges">;
+
+export interface JourneyPage {
+  data: JourneyListItem[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}

@@ -1,3 +1,4 @@
+import { idCursor, idPageRequest, type IdPageRequest, type QueryValues } from "./id-pages";
 import { unstorableText } from "./json";
 import type { Problem } from "./problems";
 import type { Topic } from "./resources";
@@ -122,51 +123,15 @@ export function topicPatchProblems(body: object): Problem[] {
   return topicFieldProblems(body);
 }
 
-export const TOPIC_PAGE_DEFAULT = 25;
-export const TOPIC_PAGE_MAX = 100;
+/** A page of the topic list (id-pages.ts). */
+export type TopicPageRequest = IdPageRequest;
 
-/** A page of the topic list: at most `limit` topics with an id above `afterId`. */
-export interface TopicPageRequest {
-  limit: number;
-  afterId: number;
-}
-
-const CURSOR_TEXT = /^topic:([0-9]{1,10})$/;
-
-/** Opaque to clients, so the keyset behind it can change without breaking them. */
 export function topicCursor(lastId: number): string {
-  return Buffer.from(`topic:${lastId}`).toString("base64url");
+  return idCursor("topic", lastId);
 }
 
-function afterIdFromCursor(cursor: string): number | null {
-  const match = CURSOR_TEXT.exec(Buffer.from(cursor, "base64url").toString("utf8"));
-  if (match === null || topicCursor(Number(match[1])) !== cursor) return null;
-  return Number(match[1]);
-}
-
-/** Reads `limit` and `cursor` from a query string (a repeated parameter is a problem too). */
-export function topicPageRequest(query: {
-  limit?: string | string[];
-  cursor?: string | string[];
-}): { ok: true; page: TopicPageRequest } | { ok: false; problems: Problem[] } {
-  const problems: Problem[] = [];
-  let limit = TOPIC_PAGE_DEFAULT;
-  if (query.limit !== undefined) {
-    const text = query.limit;
-    if (typeof text === "string" && /^[0-9]{1,3}$/.test(text) && Number(text) >= 1 && Number(text) <= TOPIC_PAGE_MAX) {
-      limit = Number(text);
-    } else {
-      problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${TOPIC_PAGE_MAX}` });
-    }
-  }
-  let afterId = 0;
-  if (query.cursor !== undefined) {
-    const id = typeof query.cursor === "string" ? afterIdFromCursor(query.cursor) : null;
-    if (id === null)
-      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
-    else afterId = id;
-  }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, page: { limit, afterId } };
+export function topicPageRequest(query: QueryValues) {
+  return idPageRequest("topic", query);
 }
 
 /** What a topic update can change. */

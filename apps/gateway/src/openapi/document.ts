@@ -5,6 +5,7 @@ import type {
   IdentifyReply,
   IdentifyRequest,
   Journey,
+  JourneyPage,
   Message,
   NewTopicBody,
   ProblemsReply,
@@ -17,6 +18,7 @@ import type {
   UserEventPage,
   UserRefRequest,
 } from "@cm/domain";
+import { JOURNEY_STATUSES } from "@cm/domain";
 import typia from "typia";
 
 // Request bodies are the types the gateway validates with; responses are the resources of @cm/domain.
@@ -39,6 +41,7 @@ const schemas = typia.json.schemas<
     ReidentifyRequest,
     TrackRequest,
     UserEventPage,
+    JourneyPage,
   ],
   "3.1"
 >();
@@ -62,6 +65,7 @@ const [
   reidentifyBody,
   trackBody,
   userEventPage,
+  journeyPage,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -71,6 +75,12 @@ const json = (schema: object | undefined, description: string) => ({
 const identifyError = (description: string) => json(identifyReply, description);
 const error = (description: string) => json(errorReply, description);
 const problems = (description: string) => json(problemsReply, description);
+
+/** The query parameters of every list paged by a cursor. */
+const pageParameters = [
+  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
+  { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+];
 
 const revisionHeader = {
   name: "revision",
@@ -335,13 +345,7 @@ export const openApiDocument = {
         security: [{ apiKey: [] }],
         parameters: [
           { ...pathId("The user's id, or its email for a user known only by email"), schema: { type: "string" } },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 100, default: 25 },
-          },
-          { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+          ...pageParameters,
           { name: "event_name", in: "query", required: false, schema: { type: "string" } },
           { name: "since", in: "query", required: false, schema: { type: "string" } },
           { name: "until", in: "query", required: false, schema: { type: "string" } },
@@ -383,16 +387,7 @@ export const openApiDocument = {
         operationId: "listTopics",
         summary: "List topics, cursor-paginated (permission campaign:read)",
         security: [{ apiKey: [] }],
-        parameters: [
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 100, default: 25 },
-          },
-          { name: "cursor", in: "query", required: false, schema: { type: "string" } },
-          revisionHeader,
-        ],
+        parameters: [...pageParameters, revisionHeader],
         responses: revisioned(
           limited(
             { "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") },
@@ -445,6 +440,35 @@ export const openApiDocument = {
         ...curl(
           `curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`,
         ),
+      },
+    },
+    "/journeys": {
+      get: {
+        operationId: "listJourneys",
+        summary:
+          "List journeys without their graphs, cursor-paginated, of one status or all (permission campaign:read)",
+        security: [{ apiKey: [] }],
+        parameters: [
+          ...pageParameters,
+          {
+            name: "status",
+            in: "query",
+            required: false,
+            schema: { type: "string", enum: [...JOURNEY_STATUSES] },
+          },
+          revisionHeader,
+        ],
+        responses: revisioned(
+          limited(
+            {
+              "200": json(journeyPage, "A page of journeys"),
+              ...keyFailures,
+              "422": problems("Bad limit, cursor or status"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl("curl 'http://localhost:3000/api/v2/journeys?status=active' -H 'Authorization: Bearer API_KEY'"),
       },
     },
     "/journeys/{id}": {

@@ -1,0 +1,49 @@
+import type { Problem } from "./problems";
+
+export const ID_PAGE_DEFAULT = 25;
+export const ID_PAGE_MAX = 100;
+
+/** A page of a list in id order: at most `limit` items with an id above `afterId`. */
+export interface IdPageRequest {
+  limit: number;
+  afterId: number;
+}
+
+/** A query string's values as Koa gives them (a repeated parameter is a list). */
+export type QueryValues = Record<string, string | string[] | undefined>;
+
+/** Opaque to clients, so that the keyset behind it can change without breaking them. `list` names what it pages. */
+export function idCursor(list: string, lastId: number): string {
+  return Buffer.from(`${list}:${lastId}`).toString("base64url");
+}
+
+function afterIdFromCursor(list: string, cursor: string): number | null {
+  const match = new RegExp(`^${list}:([0-9]{1,10})$`).exec(Buffer.from(cursor, "base64url").toString("utf8"));
+  if (match === null || idCursor(list, Number(match[1])) !== cursor) return null;
+  return Number(match[1]);
+}
+
+/** Reads `limit` and `cursor` (a cursor of the same list) from a query string; a repeated parameter is a problem too. */
+export function idPageRequest(
+  list: string,
+  query: QueryValues,
+): { ok: true; page: IdPageRequest } | { ok: false; problems: Problem[] } {
+  const problems: Problem[] = [];
+  let limit = ID_PAGE_DEFAULT;
+  if (query.limit !== undefined) {
+    const text = query.limit;
+    if (typeof text === "string" && /^[0-9]{1,3}$/.test(text) && Number(text) >= 1 && Number(text) <= ID_PAGE_MAX) {
+      limit = Number(text);
+    } else {
+      problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${ID_PAGE_MAX}` });
+    }
+  }
+  let afterId = 0;
+  if (query.cursor !== undefined) {
+    const id = typeof query.cursor === "string" ? afterIdFromCursor(list, query.cursor) : null;
+    if (id === null)
+      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
+    else afterId = id;
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, page: { limit, afterId } };
+}
