@@ -9,7 +9,6 @@ import {
   findProjectByName,
   insertTopic,
   profileKeySecrets,
-  revokeCredential,
   storeEventsInTransaction,
   takeAdvisoryLock,
   type Sql,
@@ -17,7 +16,6 @@ import {
 } from "@cm/db";
 import {
   mergeStates,
-  parseToken,
   PERMISSIONS,
   profileKeysWith,
   stateFromOperation,
@@ -116,13 +114,10 @@ export interface KeptDemoCredentials {
   api_key: string;
 }
 
-/** The kept credential when it still works for the project, else null (and revoked, if it is the project's). */
+/** The kept credential when it still works for the project, else null. */
 async function stillWorking(tx: Transaction, projectId: number, token: string, kind: CredentialKind) {
   const credential = await findCredential(tx, token);
-  if (credential !== null && credential.projectId === projectId && credential.kind === kind) return token;
-  const parsed = parseToken(token);
-  if (credential?.projectId === projectId && parsed !== null) await revokeCredential(tx, parsed.id, parsed.kind);
-  return null;
+  return credential !== null && credential.projectId === projectId && credential.kind === kind ? token : null;
 }
 
 /**
