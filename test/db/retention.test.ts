@@ -2,7 +2,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDeadLetter } from "@cm/db";
-import { IDENTIFY_JOB, IDENTIFY_QUEUE } from "@cm/queue";
+import { IDENTIFY_JOB, IDENTIFY_QUEUE, maintenanceQueue, RETENTION_JOB } from "@cm/queue";
 import { applyRetention } from "../../apps/worker/src/features/retention";
 import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
@@ -106,5 +106,16 @@ describe("retention", () => {
     await waitFor("the scheduled retention", async () =>
       (await stack.db.sql`SELECT 1 FROM profiles WHERE key = 'h:scheduled'`).length === 0 ? true : undefined,
     );
+  });
+
+  it("leaves a retention job of a version the worker does not know alone", async () => {
+    const schedule = maintenanceQueue(redis, stack.config.queuePrefix);
+    try {
+      const job = await schedule.add(RETENTION_JOB, { kind: "retention", v: 2 });
+      await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
+      await job.remove();
+    } finally {
+      await schedule.close();
+    }
   });
 });

@@ -9,6 +9,7 @@ import {
   eventsQueue,
   IDENTIFY_QUEUE,
   identifyQueue,
+  MAINTENANCE_QUEUE,
   PROFILE_OPERATIONS_KIND,
   TOPIC_FANOUT_KIND,
   TOPIC_FANOUT_QUEUE,
@@ -108,7 +109,14 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     ),
     { concurrency: FANOUT_CONCURRENCY, heldUnderWorkerLock: true },
   );
-  const maintenance = await maintenanceWorker(createQueueWorker, config, connection, sql, logger);
+  const maintenance = await maintenanceWorker(
+    createQueueWorker,
+    config,
+    connection,
+    sql,
+    logger,
+    leftAlone(MAINTENANCE_QUEUE),
+  );
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
   let stopping: Promise<void> | null = null;

@@ -10,7 +10,14 @@ export function maintenanceQueue(connection: Redis, prefix: string): Queue {
   });
 }
 
+/** Retention jobs name their kind and version too (payloads.ts); those of older schedules, none, read as this. */
+export const RETENTION_KIND = { kind: "retention", v: 1 } as const;
+
 /** Declares the retention schedule; every worker does at start, and upserting it is idempotent. */
 export async function scheduleRetention(queue: Queue, everyMs: number): Promise<void> {
-  await queue.upsertJobScheduler(RETENTION_JOB, { every: everyMs }, { name: RETENTION_JOB });
+  await queue.upsertJobScheduler(
+    RETENTION_JOB,
+    { every: everyMs },
+    { name: RETENTION_JOB, data: { ...RETENTION_KIND } },
+  );
 }

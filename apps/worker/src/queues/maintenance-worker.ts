@@ -5,6 +5,7 @@ import {
   identifyQueue,
   MAINTENANCE_QUEUE,
   maintenanceQueue,
+  RETENTION_KIND,
   scheduleRetention,
   topicFanoutQueue,
 } from "@cm/queue";
@@ -13,6 +14,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { applyRetention, type RetentionOutcome } from "../features/retention";
 import type { CreateQueueWorker } from "./create-queue-worker";
+import { forKnownKind } from "./known-kind";
 
 export interface MaintenanceWorker {
   close(): Promise<void>;
@@ -31,6 +33,7 @@ export async function maintenanceWorker(
   connection: Redis,
   sql: Sql,
   logger: Logger,
+  onLeftAlone: (kind: unknown, v: unknown) => void,
 ): Promise<MaintenanceWorker> {
   const schedule = maintenanceQueue(connection, config.queuePrefix);
   const cleaned: Queue[] = [
@@ -71,10 +74,14 @@ export async function maintenanceWorker(
     }
     return outcome;
   };
-  const worker = createQueueWorker(MAINTENANCE_QUEUE, applyRetentionJob, {
-    concurrency: 1,
-    heldUnderWorkerLock: false,
-  });
+  const worker = createQueueWorker(
+    MAINTENANCE_QUEUE,
+    forKnownKind(RETENTION_KIND, true, applyRetentionJob, onLeftAlone),
+    {
+      concurrency: 1,
+      heldUnderWorkerLock: false,
+    },
+  );
   return {
     async close() {
       if (retry) clearInterval(retry);
