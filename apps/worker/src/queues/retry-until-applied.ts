@@ -1,6 +1,13 @@
 import { isUnavailable } from "@cm/db";
 import { cappedExponentialBackoff } from "@cm/queue";
-import { DelayedError, type Processor } from "bullmq";
+import { DelayedError, RateLimitError, WaitingChildrenError, WaitingError, type Processor } from "bullmq";
+
+/** What a processor throws to tell BullMQ where the job goes next (back to wait, delayed): no failure. */
+const isMove = (error: unknown) =>
+  error instanceof DelayedError ||
+  error instanceof WaitingError ||
+  error instanceof WaitingChildrenError ||
+  error instanceof RateLimitError;
 
 /** Why a try failed, for metrics and logs: Postgres out of reach, or anything else (a bug, a timeout, Redis). */
 export type RetryCause = "outage" | "error";
@@ -27,7 +34,7 @@ export function retryUntilApplied<Data, Result>(
     try {
       return await processor(job, token);
     } catch (error) {
-      if (error instanceof DelayedError) throw error;
+      if (isMove(error)) throw error;
       const tries = job.attemptsMade + 1;
       policy.onRetry(isUnavailable(error) ? "outage" : "error", error, job.id, tries);
       const attempts = job.opts.attempts ?? 1;
