@@ -24,12 +24,12 @@ function packageOf(specifier: string): string {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] as string);
 }
 
-/** What a package's sources import, by package name: static, type-only and dynamic imports alike. */
+/** What a package's sources import, by package name: static, type-only and dynamic imports alike, and files resolved from a package. */
 function importedPackages(dir: string): string[] {
   const found = new Set<string>();
   for (const file of sourceFiles(join(dir, "src"))) {
     const text = readFileSync(file, "utf8");
-    for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)"([^".][^"]*)"/g)) {
+    for (const match of text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+|require\.resolve\(\s*)"([^".][^"]*)"/g)) {
       const specifier = match[1] as string;
       if (specifier.startsWith("node:") || builtinModules.includes(specifier)) continue;
       found.add(packageOf(specifier));

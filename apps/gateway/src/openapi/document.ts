@@ -217,14 +217,53 @@ const identify: UsersApiRequest = {
   form: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
 };
 
+/** The reference page's first section (/docs shows the document's description first). */
+const DESCRIPTION = `Identify and manage profiles, track events, update preference-center topics, read journeys and their message metadata.
+
+## Where each credential comes from
+
+Every project has **identify tokens** (\`cmt_…\`) and **API keys** (\`cmk_…\`), issued by the admin command line:
+\`npm run --silent ctl -- project create --name NAME\` prints one of each, \`key create\` and \`token create\` issue more,
+\`key list\`, \`key revoke\` and \`key rotate\` (and the same for \`token\`) manage them. \`npm start\` prints the demo
+project's pair, ready to paste.
+
+- **Identify token**: Vero's users API and event tracking (identify, edit, tags, unsubscribe, resubscribe, reidentify,
+  delete, track). Give it as \`auth_token\` or \`tracking_api_key\`, in the query string or as a top-level body field.
+- **API key**: profile, event, topic and journey reads and topic changes, by its permissions (\`profile:read\`,
+  \`campaign:read\`, \`campaign:write\`). Give it as \`Authorization: Bearer <key>\` (or the bare key).
+- **ADMIN_TOKEN**: the queue dashboard at \`/admin/queues\`, from the gateway's environment; not an API credential.
+
+To try a call below, choose *Authorize*, give the credential, then *Try it out* on the operation.`;
+
+/** Each operation listed under the part of the API its path names, as the reference page groups them. */
+function tagged<Paths extends Record<string, Record<string, object>>>(paths: Paths): Paths {
+  const tagOf = (path: string) =>
+    path.startsWith("/events") || path.endsWith("/events")
+      ? "Events"
+      : path.startsWith("/users")
+        ? "Profiles"
+        : path.startsWith("/topics")
+          ? "Topics"
+          : path.startsWith("/journeys")
+            ? "Journeys"
+            : "Service";
+  return Object.fromEntries(
+    Object.entries(paths).map(([path, operations]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(operations).map(([method, operation]) => [method, { tags: [tagOf(path)], ...operation }]),
+      ),
+    ]),
+  ) as Paths;
+}
+
 /** The OpenAPI 3.1 document of every operation, served at /api/v2/openapi.json. */
 export const openApiDocument = {
   openapi: "3.1.0",
   info: {
     title: "Profile, Topic and Journey API",
     version: "2.0.0",
-    description:
-      "Identify and manage profiles, update preference-center topics, read journeys and their message metadata.",
+    description: DESCRIPTION,
   },
   servers: [{ url: "/api/v2" }],
   components: {
@@ -250,7 +289,7 @@ export const openApiDocument = {
       },
     },
   },
-  paths: {
+  paths: tagged({
     ...usersApiPaths("/users/track", ["post"], identify),
     ...usersApiPaths("/users/edit", ["put"], {
       operationId: "editUser",
@@ -507,5 +546,5 @@ export const openApiDocument = {
         ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
       },
     },
-  },
+  }),
 } as const;
