@@ -24,5 +24,9 @@ describe("typia transform", () => {
   it("validates the configuration at start-up", () => {
     expect(() => loadConfig({ PORT: "seventy" })).toThrow(/port/);
     expect(loadConfig({}).port).toBe(3000);
+    expect(loadConfig({}).retiredSettings).toEqual([]);
+    expect(loadConfig({ DEAD_LETTER_RETENTION_DAYS: "30" }).retiredSettings).toEqual([
+      expect.stringMatching(/^DEAD_LETTER_RETENTION_DAYS is no longer read: .*DEAD_LETTER_WARN_DAYS/),
+    ]);
   });
 });

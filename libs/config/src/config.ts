@@ -62,6 +62,8 @@ export interface Config {
    */
   failedJobWarnDays: number & tags.Minimum<0>;
   deadLetterWarnDays: number & tags.Minimum<0>;
+  /** Settings given that this release no longer reads, each with what took its place: a worker names them at start. */
+  retiredSettings: string[];
   /** A row that never became a profile (only update_only updates) is removed this long after its last update. */
   hiddenProfileRetentionDays: number & tags.Minimum<0>;
   /** Two events of a user with the same name and data (or check_id) received this close are one (0: off). */
@@ -86,6 +88,14 @@ const validateConfig = typia.createValidate<Config>();
 
 /** A number from the environment, or the default when the variable is not set (typia checks the rest). */
 const numberOr = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text));
+
+/** Settings this service no longer reads, and what took their place. */
+const RETIRED_SETTINGS: Record<string, string> = {
+  FAILED_JOB_RETENTION_DAYS:
+    "failed jobs are no longer removed by age: they wait for ctl replay or ctl discard, and FAILED_JOB_WARN_DAYS says when to warn",
+  DEAD_LETTER_RETENTION_DAYS:
+    "dead letters are no longer removed by age: they wait for ctl replay or ctl discard, and DEAD_LETTER_WARN_DAYS says when to warn",
+};
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const candidate = {
@@ -115,6 +125,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maintenanceEveryMs: numberOr(env.MAINTENANCE_EVERY_MS, 3_600_000),
     failedJobWarnDays: numberOr(env.FAILED_JOB_WARN_DAYS, 14),
     deadLetterWarnDays: numberOr(env.DEAD_LETTER_WARN_DAYS, 30),
+    retiredSettings: Object.entries(RETIRED_SETTINGS)
+      .filter(([name]) => env[name] !== undefined)
+      .map(([name, instead]) => `${name} is no longer read: ${instead}`),
     hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
     eventDedupWindowS: numberOr(env.EVENT_DEDUP_WINDOW_S, 300),
     eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),
