@@ -1,14 +1,6 @@
 import { deleteUserEventsBetween, linkedKeys, profileKeySecrets, type Sql } from "@cm/db";
-import { parseTimestamp, profileKeysWith } from "@cm/domain";
-import { CliError } from "../cli-error";
-
-function bound(name: string, text: string | undefined): Date | null {
-  if (text === undefined) return null;
-  const ms = parseTimestamp(text);
-  if (ms === null)
-    throw new CliError(`--${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`, 2);
-  return new Date(ms);
-}
+import { profileKeysWith } from "@cm/domain";
+import { CliError, timeOption } from "../cli-error";
 
 /**
  * `events delete`: the events of a user (and of every id linked with it by a reidentify) that
@@ -24,6 +16,12 @@ export async function deleteEventsCommand(
   const secrets = await profileKeySecrets(sql, [projectId]);
   if (!secrets.has(projectId)) throw new CliError(`project ${projectId} does not exist`);
   const keys = await linkedKeys(sql, projectId, profileKeysWith(secrets)(projectId, userId));
-  const deleted = await deleteUserEventsBetween(sql, projectId, keys, bound("from", range.from), bound("to", range.to));
+  const deleted = await deleteUserEventsBetween(
+    sql,
+    projectId,
+    keys,
+    timeOption(range, "from"),
+    timeOption(range, "to"),
+  );
   return { deleted };
 }

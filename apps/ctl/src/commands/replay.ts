@@ -6,7 +6,7 @@ import {
   type DeadLetterQueue,
   type Sql,
 } from "@cm/db";
-import { parseTimestamp, type ProfileOperation, type TrackedEvent } from "@cm/domain";
+import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
   addEventBatch,
   addIdentifyBatch,
@@ -20,19 +20,19 @@ import {
   type IdentifyJobData,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
-import { CliError } from "../cli-error";
+import { CliError, integerOption, timeOption } from "../cli-error";
 
 /** Items put back per job: a gateway's micro-batch at most. */
 const REPLAY_BATCH = 500;
 
 /** The filters of `ctl replay` and `ctl discard`, as given on the command line. */
-export interface HeldFilterOptions {
+export type HeldFilterOptions = {
   project?: string;
   queue?: string;
   from?: string;
   to?: string;
   "error-kind"?: string;
-}
+};
 
 /** What a replay or a discard took: operations from dead letters and from failed jobs. */
 export interface HeldOutcome {
@@ -42,31 +42,19 @@ export interface HeldOutcome {
   unreadable: number;
 }
 
-function dateOption(name: string, text: string | undefined): Date | undefined {
-  if (text === undefined) return undefined;
-  const ms = parseTimestamp(text);
-  if (ms === null) {
-    throw new CliError(`--${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`, 2);
-  }
-  return new Date(ms);
-}
-
 export function heldFilter(options: HeldFilterOptions): DeadLetterFilter {
   const filter: DeadLetterFilter = {};
-  if (options.project !== undefined) {
-    if (!/^[1-9][0-9]{0,9}$/.test(options.project)) throw new CliError("--project must be a positive integer", 2);
-    filter.projectId = Number(options.project);
-  }
+  if (options.project !== undefined) filter.projectId = integerOption(options, "project");
   if (options.queue !== undefined) {
     if (options.queue !== "identify" && options.queue !== "events") {
       throw new CliError("--queue must be identify or events", 2);
     }
     filter.queue = options.queue;
   }
-  const from = dateOption("from", options.from);
-  const to = dateOption("to", options.to);
-  if (from !== undefined) filter.from = from;
-  if (to !== undefined) filter.to = to;
+  const from = timeOption(options, "from");
+  const to = timeOption(options, "to");
+  if (from !== null) filter.from = from;
+  if (to !== null) filter.to = to;
   if (options["error-kind"] !== undefined) filter.errorKind = options["error-kind"];
   return filter;
 }
