@@ -7,6 +7,9 @@ import { loadConfig } from "@cm/config";
 import { connect, migrate } from "@cm/db";
 import { demoCommand } from "./commands/demo";
 import { LauncherFolder } from "./launcher-state";
+import { startLocalPostgres } from "./local-postgres";
+import { startLocalRedis } from "./local-redis";
+import { answers, freePortOr, type LocalServer } from "./local-server";
 
 const ROOT = join(__dirname, "..", "..", "..");
 const READY_TIMEOUT_MS = 30_000;
@@ -25,6 +28,8 @@ function startProcess(name: string, script: string, log: number): ChildProcess {
 
 let stopping = false;
 const children: ChildProcess[] = [];
+/** Stops the servers the launcher started itself, which the children use: they stop after the children. */
+const ownServers: (() => Promise<void>)[] = [];
 
 async function stop(exitCode: number): Promise<void> {
   if (stopping) return;
@@ -34,6 +39,7 @@ async function stop(exitCode: number): Promise<void> {
     .map((child) => new Promise((resolve) => child.once("exit", resolve)));
   for (const child of children) child.kill("SIGTERM");
   await Promise.all(exits);
+  for (const stopServer of ownServers.reverse()) await stopServer();
   process.exit(exitCode);
 }
 
@@ -47,11 +53,66 @@ async function waitUntilReady(url: string): Promise<void> {
   throw new Error(`gateway not ready at ${url} after ${READY_TIMEOUT_MS / 1000}s`);
 }
 
+/** Where the children look for a server when its URL is not set, and what the launcher runs when none answers there. */
+interface DefaultServer {
+  variable: "DATABASE_URL" | "REDIS_URL";
+  defaultUrl: string;
+  /** Moves the default to another port, to try the service beside another Postgres or Redis. */
+  portVariable: string;
+  what: string;
+  dataDir: string;
+  start(port: number): Promise<LocalServer>;
+}
+
+/** With the URL unset, the default, unless nothing answers there: then the launcher's own server, on that port if free. */
+async function defaultOrLocalServer({ variable, defaultUrl, portVariable, what, dataDir, start }: DefaultServer) {
+  if (process.env[variable] !== undefined) return;
+  const wanted = new URL(defaultUrl);
+  const movedTo = process.env[portVariable];
+  if (movedTo !== undefined) {
+    wanted.port = movedTo;
+    // The URL keeps its port when given anything else.
+    if (wanted.port !== movedTo) throw new Error(`${portVariable} is not a port number: ${movedTo}`);
+  }
+  if (await answers(wanted.hostname, Number(wanted.port))) {
+    process.env[variable] = wanted.toString();
+    return;
+  }
+  const server = await start(await freePortOr(Number(wanted.port))).catch((error: unknown) => {
+    throw new Error(`nothing answers at ${wanted}, and ${error instanceof Error ? error.message : String(error)}`);
+  });
+  ownServers.push(server.stop);
+  process.env[variable] = server.url;
+  const where = server.url === wanted.toString() ? "there" : `at ${wanted}`;
+  console.log(`started ${what} at ${server.url}, as nothing answered ${where} (its data: ${dataDir})`);
+}
+
 /** `npm start`: migrations, one gateway, one worker and the demo project, for a local try-out. */
 async function main(): Promise<void> {
   // A local try-out runs on a development Redis, usually without persistence: say so, not stop.
   process.env.REDIS_DURABILITY ??= "warn";
   const folder = new LauncherFolder(process.env.CM_DATA_DIR ?? join(ROOT, ".data"));
+  // The servers started here run out of the terminal's process group: closing it must stop them too.
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));
+  const defaults = loadConfig({});
+  const postgresDir = join(folder.path, "postgres");
+  await defaultOrLocalServer({
+    variable: "DATABASE_URL",
+    defaultUrl: defaults.databaseUrl,
+    portVariable: "CM_POSTGRES_PORT",
+    what: "an embedded Postgres 17",
+    dataDir: postgresDir,
+    start: (port) => startLocalPostgres(postgresDir, port, folder.logFile),
+  });
+  const redisDir = join(folder.path, "redis");
+  await defaultOrLocalServer({
+    variable: "REDIS_URL",
+    defaultUrl: defaults.redisUrl,
+    portVariable: "CM_REDIS_PORT",
+    what: "redis-server with an append-only file",
+    dataDir: redisDir,
+    start: (port) => startLocalRedis(redisDir, port, folder.logFile),
+  });
   const databaseUrl = loadConfig().databaseUrl;
   const last = folder.lastStart(databaseUrl);
   // Without ADMIN_TOKEN the queue dashboard refuses everyone; the gateway inherits this environment.
@@ -68,8 +129,6 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  process.once("SIGINT", () => void stop(0));
-  process.once("SIGTERM", () => void stop(0));
   const log = openSync(folder.logFile, "a");
   children.push(startProcess("gateway", "apps/gateway/dist/main.js", log));
   children.push(startProcess("worker", "apps/worker/dist/main.js", log));
