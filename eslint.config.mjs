@@ -5,7 +5,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", "bench/results/**", "bench/.prof/**"] },
+  { ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", "bench/results/**", "bench/.prof/**", ".data/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

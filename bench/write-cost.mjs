@@ -1,7 +1,8 @@
 // What Postgres spends to apply one identify: its backend's CPU time and the WAL it writes, per
 // profile row, for new profiles (inserts) and for profiles seen before (updates), on the
-// profiles table as migrated and on a candidate layout (16 hash partitions), in one database,
-// batch by batch in turns so that both meet the same machine.
+// profiles table as migrated, on a candidate layout (16 hash partitions) and on the table as it
+// was before migration 018's email lookup, in one database, batch by batch in turns so that
+// all meet the same machine.
 // These are the per-identify costs that bound the drain however many workers share Postgres
 // (docs/scaling.md). CPU is read from /proc (Linux; 10 ms ticks, summed over every batch).
 // Usage: npm run build && node bench/write-cost.mjs   (BENCH_RUNS, BENCH_WRITE_BATCHES)
@@ -26,6 +27,7 @@ const PER_BATCH = 500;
 const LAYOUTS = {
   "one table (as migrated)": { partitioned: false },
   "16 hash partitions of (project_id, key) (candidate)": { partitioned: true },
+  "one table without the email lookup (as before migration 018)": { partitioned: false, withoutEmailLookup: true },
 };
 
 function backendCpuSeconds(pid) {
@@ -42,6 +44,8 @@ async function measure(databaseUrl) {
   for (const [i, name] of names.entries()) {
     await sql.unsafe(`DROP SCHEMA IF EXISTS ${schemas[i]} CASCADE; CREATE SCHEMA ${schemas[i]}`);
     await sql.unsafe(profilesTableDdl(`${schemas[i]}.profiles`, "public.profiles", LAYOUTS[name]));
+    if (LAYOUTS[name].withoutEmailLookup)
+      await sql.unsafe(`ALTER TABLE ${schemas[i]}.profiles DROP COLUMN email_lookup`);
   }
   const result = {};
   const total = BATCHES * PER_BATCH;

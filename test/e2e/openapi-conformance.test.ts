@@ -160,6 +160,10 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     );
     expect((await call("GET", "/api/v2/users/doc-user/events?limit=0")).status).toBe(422);
     expect((await call("GET", "/api/v2/users/doc-user/events", { key: null })).status).toBe(401);
+    const found = await call("GET", "/api/v2/users?email=DOC%40example.com");
+    expect(found).toMatchObject({ status: 200, body: { data: [{ id: "doc-user" }], next_cursor: null } });
+    expect((await call("GET", "/api/v2/users?unsubscribed=maybe")).status).toBe(422);
+    expect((await call("GET", "/api/v2/users", { key: null })).status).toBe(401);
     expect((await call("GET", "/api/v2/heartbeat", { key: null })).status).toBe(200);
   });
 

@@ -166,14 +166,21 @@ export async function findUserEvents(
      LIMIT ${query.limit + 1}`;
 }
 
-/** How many events a user's ids have, and when the last happened. */
-export async function userEventSummary(
+/** How many events a user's key has, and when the latest happened. */
+export interface EventSummary {
+  count: number;
+  last: Date | null;
+}
+
+/** The EventSummary of each of these keys that has events (one read for a whole page of profiles). */
+export async function eventSummaries(
   sql: Db,
   projectId: number,
   keys: readonly string[],
-): Promise<{ count: number; last: Date | null }> {
-  const [row] = await sql<{ count: number; last: Date | null }[]>`
-    SELECT count(*)::integer AS count, max(created_at) AS last
-      FROM events WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])`;
-  return row ?? { count: 0, last: null };
+): Promise<Map<string, EventSummary>> {
+  const rows = await sql<({ key: string } & EventSummary)[]>`
+    SELECT user_key AS key, count(*)::integer AS count, max(created_at) AS last
+      FROM events WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+     GROUP BY user_key`;
+  return new Map(rows.map(({ key, count, last }) => [key, { count, last }]));
 }

@@ -9,6 +9,7 @@ export * from "./journeys";
 export * from "./migrate";
 export * from "./profile-erasures";
 export * from "./profile-links";
+export * from "./profile-lists";
 export * from "./profiles";
 export * from "./projects";
 export * from "./retention";

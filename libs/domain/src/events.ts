@@ -10,7 +10,9 @@ import {
   type UserId,
 } from "./identify";
 import { canonicalJson, jsonValueProblems, valueFromJsonText, type Json } from "./json";
+import type { QueryValues } from "./id-pages";
 import { InvalidInput, type Problem } from "./problems";
+import { queryReader } from "./query-values";
 import { describeTypiaErrors } from "./validation-problems";
 
 // Vero's event tracking (docs/events.md): the body as clients send it, checked here into the
@@ -276,43 +278,23 @@ function afterFromCursor(cursor: string): EventPageRequest["after"] {
   return { t: Number(match[1]), id: match[2] as string };
 }
 
-type QueryValue = string | string[] | undefined;
-
 /** Reads `limit`, `cursor`, `event_name`, `since` and `until` from a query string. */
-export function eventPageRequest(query: Record<string, QueryValue>): Parsed<EventPageRequest> {
+export function eventPageRequest(query: QueryValues): Parsed<EventPageRequest> {
   const problems: Problem[] = [];
-  const text = (name: string): string | null => {
-    const value = query[name];
-    if (value === undefined) return null;
-    if (typeof value === "string") return value;
-    problems.push({ path: `query.${name}`, message: `${name} must be given once` });
-    return null;
+  const { text, limit, time, cursor } = queryReader(query, problems);
+  const page: EventPageRequest = {
+    limit: limit(EVENT_PAGE_DEFAULT, EVENT_PAGE_MAX),
+    after: cursor(afterFromCursor),
+    nameKey: null,
+    since: null,
+    until: null,
   };
-  const page: EventPageRequest = { limit: EVENT_PAGE_DEFAULT, after: null, nameKey: null, since: null, until: null };
-  const limit = text("limit");
-  if (limit !== null) {
-    if (/^[0-9]{1,3}$/.test(limit) && Number(limit) >= 1 && Number(limit) <= EVENT_PAGE_MAX) page.limit = Number(limit);
-    else problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${EVENT_PAGE_MAX}` });
-  }
-  const cursor = text("cursor");
-  if (cursor !== null) {
-    page.after = afterFromCursor(cursor);
-    if (page.after === null)
-      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
-  }
   const name = text("event_name");
   if (name !== null) {
     if (name.length >= 1 && name.length <= 255) page.nameKey = normalisedEventName(name);
     else problems.push({ path: "query.event_name", message: "event_name must be 1 to 255 characters" });
   }
-  for (const bound of ["since", "until"] as const) {
-    const value = text(bound);
-    if (value === null) continue;
-    page[bound] = parseTimestamp(value);
-    if (page[bound] === null) {
-      const message = `${bound} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`;
-      problems.push({ path: `query.${bound}`, message });
-    }
-  }
+  page.since = time("since");
+  page.until = time("until");
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: page };
 }

@@ -9,6 +9,7 @@ export * from "./json";
 export * from "./permissions";
 export * from "./problems";
 export * from "./profile-keys";
+export * from "./profile-lists";
 export * from "./profile-operations";
 export * from "./profile-requests";
 export * from "./profile-state";

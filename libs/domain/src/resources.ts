@@ -101,6 +101,13 @@ export interface Profile {
   updated_at: DateTime;
 }
 
+export interface ProfilePage {
+  /** In an order of the store's (stable, not by time); may hold fewer than `limit`, even none, when more may follow. */
+  data: Profile[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
 /** One tracked event, as the event read shows it. */
 export interface UserEvent {
   id: string;

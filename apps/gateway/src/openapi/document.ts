@@ -10,6 +10,7 @@ import type {
   NewTopicBody,
   ProblemsReply,
   Profile,
+  ProfilePage,
   ReidentifyRequest,
   Topic,
   TopicPage,
@@ -33,6 +34,7 @@ const schemas = typia.json.schemas<
     Topic,
     TopicPage,
     Profile,
+    ProfilePage,
     Journey,
     Message,
     EditUserRequest,
@@ -57,6 +59,7 @@ const [
   topic,
   topicPage,
   profile,
+  profilePage,
   journey,
   message,
   editUserBody,
@@ -401,6 +404,48 @@ export const openApiDocument = {
           ),
         ),
         ...curl("curl http://localhost:3000/api/v2/users/user-1/events?limit=10 -H 'Authorization: Bearer API_KEY'"),
+      },
+    },
+    "/users": {
+      get: {
+        operationId: "listUsers",
+        summary: "Find profiles by email, tag, opt-out or last change, cursor-paginated (permission profile:read)",
+        description:
+          "Each profile as the profile read shows it, once, under its current id. A page reads at most 2,000 " +
+          "stored profiles when the filter has no index (every filter but `email`): it can hold fewer profiles " +
+          "than `limit`, or none, while `next_cursor` is not null. Follow `next_cursor` until it is null.",
+        security: [{ apiKey: [] }],
+        parameters: [
+          ...pageParameters,
+          {
+            name: "email",
+            in: "query",
+            required: false,
+            description: "Ignoring the case of ASCII letters",
+            schema: { type: "string", minLength: 1, maxLength: 254 },
+          },
+          { name: "tag", in: "query", required: false, schema: { type: "string", minLength: 1, maxLength: 255 } },
+          { name: "unsubscribed", in: "query", required: false, schema: { type: "string", enum: ["true", "false"] } },
+          {
+            name: "updated_since",
+            in: "query",
+            required: false,
+            description: "ISO 8601 date-time with a time zone, or Unix seconds",
+            schema: { type: "string" },
+          },
+          revisionHeader,
+        ],
+        responses: revisioned(
+          limited(
+            {
+              "200": json(profilePage, "A page of profiles"),
+              ...keyFailures,
+              "422": problems("Bad limit, cursor, email, tag, unsubscribed or updated_since"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl("curl 'http://localhost:3000/api/v2/users?email=ada%40example.com' -H 'Authorization: Bearer API_KEY'"),
       },
     },
     "/users/{id}": {

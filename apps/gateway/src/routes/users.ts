@@ -4,7 +4,8 @@ import type { GatewayDeps } from "../deps";
 import { requireRevision } from "../middleware/revision";
 import type { ApiState, AuthState } from "../state";
 import type { Credential } from "@cm/db";
-import { eventPageRequest, InvalidInput, profileKeysWith, type ProfileKeyOf } from "@cm/domain";
+import { eventPageRequest, InvalidInput, profileKeysWith, profileListRequest, type ProfileKeyOf } from "@cm/domain";
+import { listProfiles } from "../use-cases/list-profiles";
 import { listUserEvents } from "../use-cases/list-user-events";
 import { readProfile } from "../use-cases/read-profile";
 
@@ -13,9 +14,18 @@ function credentialProfileKeys(credential: Credential): ProfileKeyOf {
   return profileKeysWith(new Map([[credential.projectId, credential.profileKeySecret]]));
 }
 
-/** decisions.md "Profile read": GET /users/:id, by the user's id or email, and the user's events. */
+/**
+ * decisions.md "Profile read": GET /users/:id, by the user's id or email, and the user's events;
+ * and the list of profiles, by email among other filters (docs/api.md "List users").
+ */
 export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter);
+
+  router.get<AuthState>("/users", readAccess, requireRevision, async (ctx) => {
+    const request = profileListRequest(ctx.query);
+    if (!request.ok) throw new InvalidInput(request.problems);
+    ctx.body = await listProfiles(deps, ctx.state.credential.projectId, request.value);
+  });
 
   router.get<AuthState>("/users/:id", readAccess, requireRevision, async (ctx) => {
     const { projectId } = ctx.state.credential;

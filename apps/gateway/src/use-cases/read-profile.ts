@@ -1,14 +1,8 @@
-import { allTopicsOfProject, findLinkedProfile, userEventSummary } from "@cm/db";
-import {
-  linkedState,
-  topicSubscriptions,
-  unstorableText,
-  visibleProfile,
-  type Profile,
-  type ProfileKeyOf,
-} from "@cm/domain";
+import { allTopicsOfProject, eventSummaries, findLinkedProfile } from "@cm/db";
+import { unstorableText, type Profile, type ProfileKeyOf } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import { NotFound } from "./errors";
+import { profileResource } from "./profile-resource";
 
 /**
  * decisions.md "Profile read": what the workers have applied so far, by the user's id or email,
@@ -25,26 +19,12 @@ export async function readProfile(
   // An id Postgres text cannot hold (U+0000, a lone surrogate) was never stored.
   if (unstorableText(ref) !== null) throw new NotFound("profile");
   const { key, keys, rows } = await findLinkedProfile(deps.sql, projectId, keyOf(projectId, ref));
-  const state = linkedState(rows.map((row) => row.state));
-  const profile = visibleProfile(state);
-  if (profile === null) throw new NotFound("profile");
   const [topics, events] = await Promise.all([
     allTopicsOfProject(deps.sql, projectId),
-    userEventSummary(deps.sql, projectId, keys),
+    eventSummaries(deps.sql, projectId, keys),
   ]);
-  const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
-  return {
-    id: rows.find((row) => row.key === key)?.externalId ?? ref,
-    email: profile.email,
-    phone_number: profile.phoneNumber,
-    channels: profile.channels,
-    data: profile.data,
-    tags: profile.tags,
-    unsubscribed: profile.unsubscribed,
-    topics: topicSubscriptions(profile.topics, topics, profile.unsubscribed),
-    event_count: events.count,
-    last_event_at: events.last?.toISOString() ?? null,
-    created_at: new Date(state.createdT as number).toISOString(),
-    updated_at: new Date(updatedAt).toISOString(),
-  };
+  const id = rows.find((row) => row.key === key)?.externalId ?? ref;
+  const profile = profileResource({ id, keys, rows }, topics, events);
+  if (profile === null) throw new NotFound("profile");
+  return profile;
 }

@@ -1,0 +1,45 @@
+import type { QueryValues } from "./id-pages";
+import { parseTimestamp } from "./identify";
+import type { Problem } from "./problems";
+
+/**
+ * Reads single query parameters, collecting a problem for a repeated one (Koa gives a list) and
+ * for a page size or a time out of range, so that a list's parser reads like its parameters.
+ */
+export function queryReader(query: QueryValues, problems: Problem[]) {
+  const text = (name: string): string | null => {
+    const value = query[name];
+    if (value === undefined) return null;
+    if (typeof value === "string") return value;
+    problems.push({ path: `query.${name}`, message: `${name} must be given once` });
+    return null;
+  };
+  const limit = (fallback: number, max: number): number => {
+    const value = text("limit");
+    if (value === null) return fallback;
+    if (/^[0-9]{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value);
+    problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${max}` });
+    return fallback;
+  };
+  /** A time in ms from an ISO 8601 date-time or Unix seconds (parseTimestamp), or null when not given. */
+  const time = (name: string): number | null => {
+    const value = text(name);
+    if (value === null) return null;
+    const ms = parseTimestamp(value);
+    if (ms === null) {
+      const message = `${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`;
+      problems.push({ path: `query.${name}`, message });
+    }
+    return ms;
+  };
+  /** The place in a list a `cursor` names, read by `fromCursor`; one it cannot read is a problem. */
+  const cursor = <Place>(fromCursor: (value: string) => Place | null): Place | null => {
+    const value = text("cursor");
+    if (value === null) return null;
+    const place = fromCursor(value);
+    if (place === null)
+      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
+    return place;
+  };
+  return { text, limit, time, cursor };
+}

@@ -1,0 +1,143 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PROFILE_LIST_SCAN_ROWS, profileKeySecrets } from "@cm/db";
+import { profileKeysWith, type Profile, type ProfilePage } from "@cm/domain";
+import { createTestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+let base: string;
+
+async function send(path: string, method: string, body: object) {
+  const response = await fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+}
+
+async function get(path: string, key = stack.project.apiKey) {
+  const response = await fetch(`${base}/api/v2${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: await response.json() };
+}
+
+/** Every profile of the list, following next_cursor; and how many pages it took. */
+async function listAll(query: string, key = stack.project.apiKey): Promise<{ profiles: Profile[]; pages: number }> {
+  const profiles: Profile[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const reply = await get(`/users?${query}${cursor === null ? "" : `&cursor=${cursor}`}`, key);
+    expect(reply.status).toBe(200);
+    const page = reply.body as ProfilePage;
+    profiles.push(...page.data);
+    cursor = page.next_cursor;
+    pages += 1;
+  } while (cursor !== null);
+  return { profiles, pages };
+}
+
+const ids = (profiles: Profile[]) => profiles.map((profile) => profile.id).sort();
+
+beforeAll(async () => {
+  stack = await createTestStack("profile_list");
+  base = (await stack.gateway()).url;
+  await stack.worker();
+  await send("/users/track", "POST", { id: "anna", email: "Anna.Smith@Example.com", data: { plan: "pro" } });
+  await send("/users/track", "POST", { id: "bob", email: "bob@example.com" });
+  await send("/users/track", "POST", { email: "only-email@example.com" });
+  await send("/users/track", "POST", { id: "carl-old", email: "carl@example.com" });
+  await send("/users/track", "POST", { id: "dora", email: "dora@example.com" });
+  await send("/users/tags/edit", "PUT", { id: "anna", add: ["vip"] });
+  await send("/users/tags/edit", "PUT", { id: "carl-old", add: ["vip"] });
+  await send("/users/unsubscribe", "POST", { id: "bob" });
+  await send("/users/reidentify", "PUT", { id: "carl-old", new_id: "carl" });
+  // An update_only identify of an unknown user makes a row that is not a profile.
+  await send("/users/track", "POST", { id: "ghost", email: "ghost@example.com", extras: { update_only: true } });
+  await send("/users/delete", "POST", { id: "dora" });
+  await waitFor("every operation applied", async () => {
+    const carl = await get("/users/carl");
+    const bob = await get("/users/bob");
+    const dora = await get("/users/dora");
+    const anna = await get("/users/anna");
+    return carl.status === 200 &&
+      (carl.body as Profile).tags.includes("vip") &&
+      (bob.body as Profile).unsubscribed &&
+      (anna.body as Profile).tags.includes("vip") &&
+      dora.status === 404
+      ? true
+      : undefined;
+  });
+});
+afterAll(() => stack.close());
+
+describe("GET /api/v2/users", () => {
+  it("lists every profile once, as the profile read shows it, page by page", async () => {
+    const { profiles, pages } = await listAll("limit=2");
+    expect(ids(profiles)).toEqual(["anna", "bob", "carl", "only-email@example.com"]);
+    expect(pages).toBeGreaterThanOrEqual(2);
+    for (const profile of profiles) {
+      expect(profile).toEqual((await get(`/users/${encodeURIComponent(profile.id)}`)).body);
+    }
+  });
+
+  it("finds a profile by email, ignoring the case of ASCII letters, and a reidentified one under its new id", async () => {
+    const byEmail = async (email: string) => ids((await listAll(`email=${encodeURIComponent(email)}`)).profiles);
+    expect(await byEmail("anna.smith@EXAMPLE.com")).toEqual(["anna"]);
+    expect(await byEmail("only-email@example.com")).toEqual(["only-email@example.com"]);
+    expect(await byEmail("carl@example.com")).toEqual(["carl"]);
+    expect(await byEmail("nobody@example.com")).toEqual([]);
+    expect(await byEmail("dora@example.com")).toEqual([]);
+    expect(await byEmail("ghost@example.com")).toEqual([]);
+  });
+
+  it("filters by tag, by the global opt-out and by the time of the last change", async () => {
+    expect(ids((await listAll("tag=vip")).profiles)).toEqual(["anna", "carl"]);
+    expect(ids((await listAll("unsubscribed=true")).profiles)).toEqual(["bob"]);
+    expect(ids((await listAll("unsubscribed=false&tag=vip")).profiles)).toEqual(["anna", "carl"]);
+    expect(ids((await listAll(`updated_since=${Math.floor(Date.now() / 1000) + 60}`)).profiles)).toEqual([]);
+    expect(ids((await listAll("updated_since=2020-01-01T00:00:00Z")).profiles)).toHaveLength(4);
+  });
+
+  it("never lists another project's profiles", async () => {
+    const other = await createTestProject(stack.db.sql, "other");
+    expect((await listAll("", other.apiKey)).profiles).toEqual([]);
+    expect((await listAll("email=bob%40example.com", other.apiKey)).profiles).toEqual([]);
+  });
+
+  it("reads a bounded number of rows a page when no index serves the filter, and still finds every match", async () => {
+    const project = await createTestProject(stack.db.sql, "many");
+    const keyOf = profileKeysWith(await profileKeySecrets(stack.db.sql, [project.id]));
+    const count = PROFILE_LIST_SCAN_ROWS * 2 + 10;
+    const userIds = Array.from({ length: count }, (_, n) => `many-${n}`);
+    const tagged = userIds.filter((_, n) => n % 1000 === 7);
+    await stack.db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t, tags)
+      SELECT ${project.id}, key, id, 1000, 1000,
+             CASE WHEN id = ANY(${tagged}::text[]) THEN '{"rare": {"t": 1000, "v": true}}'::jsonb ELSE '{}' END
+        FROM unnest(${userIds}::text[], ${userIds.map((id) => keyOf(project.id, id))}::text[]) AS s(id, key)`;
+    const { profiles, pages } = await listAll("tag=rare&limit=100", project.apiKey);
+    expect(ids(profiles)).toEqual([...tagged].sort());
+    expect(pages).toBe(3);
+  });
+
+  it("answers 422 for a bad limit, cursor, email, tag, unsubscribed or updated_since, and 401/403 without a key", async () => {
+    for (const query of [
+      "limit=0",
+      "limit=101",
+      "cursor=nope",
+      `cursor=${Buffer.from("journey:1").toString("base64url")}`,
+      "email=",
+      "email=a&email=b",
+      "tag=",
+      "unsubscribed=yes",
+      "updated_since=yesterday",
+    ]) {
+      const reply = await get(`/users?${query}`);
+      expect(reply.status, query).toBe(422);
+    }
+    expect((await get("/users", "nope")).status).toBe(401);
+    expect((await get("/users", await stack.project.keyWith(["campaign:read"]))).status).toBe(403);
+  });
+});
