@@ -243,7 +243,7 @@ export async function partitionProfiles(databaseUrl) {
 
 // ---- identify load and drain, shared by identify.mjs and scale.mjs
 
-function identifyFields(n) {
+export function identifyFields(n) {
   const id = `user-${n % 100_000}`;
   return {
     id,

@@ -59,6 +59,7 @@ describe.skipIf(!chromiumPresent)("/docs in a browser", () => {
     expect(tags.map((tag) => tag.split("\n")[0]?.trim())).toEqual([
       "Profiles",
       "Events",
+      "Batch",
       "Service",
       "Topics",
       "Journeys",

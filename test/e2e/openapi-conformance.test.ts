@@ -133,6 +133,39 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     );
   });
 
+  it("the batch", async () => {
+    const token = stack.project.authToken;
+    const batch = {
+      batch: [
+        { type: "identify", id: "doc-batch", data: { plan: "pro" } },
+        { type: "edit", id: "x" },
+      ],
+    };
+    for (const path of ["/api/v2/batch", "/api/v2/batch.json"]) {
+      const reply = await call("POST", `${path}?auth_token=${token}`, { body: batch, key: null });
+      expect(reply).toMatchObject({ status: 200, body: { results: [{ status: 200 }, { status: 400 }] } });
+    }
+    const ndjson = { "content-type": "application/x-ndjson" };
+    const lines = '{"type":"delete","id":"doc-batch-gone"}\n';
+    expect(
+      (await call("POST", `/api/v2/batch?auth_token=${token}`, { body: lines, key: null, headers: ndjson })).status,
+    ).toBe(200);
+    expect((await call("POST", `/api/v2/batch?auth_token=${token}`, { body: { batch: [] }, key: null })).status).toBe(
+      400,
+    );
+    expect((await call("POST", "/api/v2/batch?auth_token=wrong", { body: batch, key: null })).status).toBe(401);
+    const huge = { batch: [{ type: "identify", id: "x", data: { blob: "y".repeat(5_300_000) } }] };
+    expect((await call("POST", `/api/v2/batch?auth_token=${token}`, { body: huge, key: null })).status).toBe(413);
+    const key = { "idempotency-key": "doc-batch" };
+    expect(
+      (await call("POST", `/api/v2/batch?auth_token=${token}`, { body: batch, key: null, headers: key })).status,
+    ).toBe(200);
+    const other = { batch: [{ type: "delete", id: "doc-batch" }] };
+    expect(
+      (await call("POST", `/api/v2/batch?auth_token=${token}`, { body: other, key: null, headers: key })).status,
+    ).toBe(422);
+  });
+
   it("shows a request example for every operation", () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
@@ -160,6 +193,8 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     );
     expect((await call("GET", "/api/v2/users/doc-user/events?limit=0")).status).toBe(422);
     expect((await call("GET", "/api/v2/users/doc-user/events", { key: null })).status).toBe(401);
+    expect((await call("GET", "/api/v2/users/doc-user/export")).status).toBe(200);
+    expect((await call("GET", "/api/v2/users/nobody/export")).status).toBe(404);
     const found = await call("GET", "/api/v2/users?email=DOC%40example.com");
     expect(found).toMatchObject({ status: 200, body: { data: [{ id: "doc-user" }], next_cursor: null } });
     expect((await call("GET", "/api/v2/users?unsubscribed=maybe")).status).toBe(422);

@@ -1,31 +1,35 @@
 import { describe, expect, it } from "vitest";
 import {
   InvalidInput,
+  parseEditRequest,
+  parseReidentifyRequest,
+  parseTagsRequest,
+  parseUnsubscribeRequest,
+  problemText,
   toDeleteOperation,
   toEditOperation,
   toReidentifyOperation,
   toSubscriptionOperation,
   toTagsOperation,
+  type Parsed,
 } from "@cm/domain";
-import { ApiError } from "../../apps/gateway/src/errors/api-error";
-import {
-  parseEditTagsBody,
-  parseEditUserBody,
-  parseReidentifyBody,
-  parseUserRefBody,
-} from "../../apps/gateway/src/validation";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
+const CONTEXT = { projectId: 1, receivedAt: NOW };
 
-/** The x-error-detail a body gets, or null when it is accepted. */
-function refusal(parse: (body: unknown) => unknown, body: unknown): string | null {
-  try {
-    parse(body);
-    return null;
-  } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
-    return error.options.detail ?? "";
-  }
+type Parse = (body: unknown, context: typeof CONTEXT) => Parsed<unknown>;
+
+/** The reason a body is refused for (the single call's x-error-detail), or null when it is accepted. */
+function refusal(parse: Parse, body: unknown): string | null {
+  const parsed = parse(body, CONTEXT);
+  return parsed.ok ? null : problemText(parsed.problems);
+}
+
+/** The operation an accepted body becomes. */
+function accepted(parse: Parse, body: unknown): unknown {
+  const parsed = parse(body, CONTEXT);
+  if (!parsed.ok) throw new Error(problemText(parsed.problems));
+  return parsed.value;
 }
 
 describe("the operations a request becomes", () => {
@@ -86,38 +90,55 @@ describe("the operations a request becomes", () => {
 
 describe("parsing the bodies real clients send", () => {
   it("reads tag lists sent as JSON text (n8n, forms), other text as one tag, and refuses JSON text that is no list", () => {
-    expect(parseEditTagsBody({ id: "123", add: '["a"," b"]', auth_token: "t" })).toMatchObject({ add: ["a", " b"] });
-    expect(parseEditTagsBody({ id: "123", add: "[]", remove: '["prospect"]' })).toMatchObject({
+    expect(accepted(parseTagsRequest, { id: "123", add: '["a"," b"]', auth_token: "t" })).toMatchObject({
+      add: ["a", "b"],
+    });
+    expect(accepted(parseTagsRequest, { id: "123", add: "[]", remove: '["prospect"]' })).toMatchObject({
       remove: ["prospect"],
     });
-    expect(parseEditTagsBody({ id: "u", add: "vip" })).toMatchObject({ add: ["vip"] });
-    expect(refusal(parseEditTagsBody, { id: "u", add: "[not json" })).toMatch(/^add must be/);
-    expect(refusal(parseEditTagsBody, { id: "u", add: "[1]" })).toMatch(/^add\[0\] must be a string/);
-    expect(refusal(parseEditTagsBody, { id: "u", add: ["x".repeat(256)] })).toMatch(/at most 255 characters/);
-    expect(refusal(parseEditTagsBody, { id: "u", add: Array.from({ length: 101 }, (_, n) => `t${n}`) })).toMatch(
+    expect(accepted(parseTagsRequest, { id: "u", add: "vip" })).toMatchObject({ add: ["vip"] });
+    expect(refusal(parseTagsRequest, { id: "u", add: "[not json" })).toMatch(/^add must be/);
+    expect(refusal(parseTagsRequest, { id: "u", add: "[1]" })).toMatch(/^add\[0\] must be a string/);
+    expect(refusal(parseTagsRequest, { id: "u", add: ["x".repeat(256)] })).toMatch(/at most 255 characters/);
+    expect(refusal(parseTagsRequest, { id: "u", add: Array.from({ length: 101 }, (_, n) => `t${n}`) })).toMatch(
       /at most 100 items/,
     );
+    expect(refusal(parseTagsRequest, { id: "u", add: [" "] })).toBe("add or remove must name at least one tag");
   });
 
   it("reads PHP's empty changes list as no changes, and needs changes", () => {
-    expect(parseEditUserBody({ id: "1", changes: [] })).toEqual({ id: "1", changes: {} });
-    expect(refusal(parseEditUserBody, { id: "1" })).toMatch(/^changes is required/);
-    expect(refusal(parseEditUserBody, { id: "1", changes: null })).toMatch(/^changes must be a JSON object/);
-    expect(refusal(parseEditUserBody, { id: "1", changes: ["a"] })).toMatch(/^changes must be a JSON object/);
+    expect(accepted(parseEditRequest, { id: "1", changes: [] })).toEqual({
+      op: "edit",
+      projectId: 1,
+      key: "i:1",
+      id: "1",
+      t: NOW,
+      changes: {},
+    });
+    expect(accepted(parseEditRequest, { id: "1", changes: '{"plan":"pro"}' })).toMatchObject({
+      changes: { plan: "pro" },
+    });
+    expect(refusal(parseEditRequest, { id: "1" })).toMatch(/^changes is required/);
+    expect(refusal(parseEditRequest, { id: "1", changes: null })).toMatch(/^changes must be a JSON object/);
+    expect(refusal(parseEditRequest, { id: "1", changes: ["a"] })).toMatch(/^changes must be a JSON object/);
   });
 
   it("takes null fields as not given and ignores unknown ones", () => {
-    expect(parseUserRefBody({ id: null, email: "a@b.co", development_mode: false })).toMatchObject({
-      id: null,
-      email: "a@b.co",
+    expect(accepted(parseUnsubscribeRequest, { id: null, email: "a@b.co", development_mode: false })).toMatchObject({
+      op: "subscription",
+      id: "a@b.co",
+      unsubscribed: true,
     });
-    expect(refusal(parseUserRefBody, { email: "not an email" })).toMatch(/^email must be an email address/);
-    expect(refusal(parseUserRefBody, [])).toMatch(/^body must be a JSON object/);
+    expect(refusal(parseUnsubscribeRequest, { email: "not an email" })).toMatch(/^email must be an email address/);
+    expect(refusal(parseUnsubscribeRequest, [])).toMatch(/^body must be a JSON object/);
+    expect(refusal(parseUnsubscribeRequest, { id: null })).toBe("id or email is required");
   });
 
   it("needs both ids of a reidentify", () => {
-    expect(parseReidentifyBody({ id: "a", new_id: 2 })).toEqual({ id: "a", new_id: 2 });
-    expect(refusal(parseReidentifyBody, { id: "a" })).toMatch(/^new_id is required/);
-    expect(refusal(parseReidentifyBody, { id: "a", new_id: "" })).toMatch(/^new_id must be/);
+    expect(accepted(parseReidentifyRequest, { id: "a", new_id: 2 })).toMatchObject({ id: "a", newId: "2" });
+    expect(accepted(parseReidentifyRequest, { id: "a", new_id: "a" })).toBeNull();
+    expect(refusal(parseReidentifyRequest, { id: "a" })).toMatch(/^new_id is required/);
+    expect(refusal(parseReidentifyRequest, { id: "a", new_id: "" })).toMatch(/^new_id must be/);
+    expect(refusal(parseReidentifyRequest, { id: "a", new_id: 2 ** 60 })).toMatch(/^new_id must be sent as a string/);
   });
 });

@@ -4,6 +4,7 @@ import { connect } from "@cm/db";
 import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
 import { deleteEventsCommand } from "./commands/events";
+import { exportCommand } from "./commands/export";
 import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import {
   createKeyCommand,
@@ -34,6 +35,7 @@ const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's line
   journey import --project ID FILE
   journey status --id ID --status draft|active|paused|archived|cancelled
   events delete --project ID --user USER_ID [--from TIME] [--to TIME]
+  export --project ID [--events] [--output FILE]   (NDJSON on stdout, or in FILE; its summary on stderr)
   replay [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
   discard [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
   demo`;
@@ -52,12 +54,19 @@ const OPTIONS = {
   queue: { type: "string" },
   "error-kind": { type: "string" },
   grace: { type: "string" },
+  events: { type: "boolean" },
+  output: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
 /** What `--help` prints: text for a person, where every other command prints JSON. */
 class HelpText {
   constructor(readonly text: string) {}
+}
+
+/** The summary of a command whose stdout is its data (an export): it goes to stderr. */
+class Summary {
+  constructor(readonly summary: unknown) {}
 }
 
 /** The usage, or only the lines of the command `words` start (all of them when none does). */
@@ -139,6 +148,13 @@ async function run(argv: string[]): Promise<unknown> {
         return await replayCommand(sql, redis, heldFilter(values));
       case "discard":
         return await discardCommand(sql, redis, heldFilter(values));
+      case "export":
+        return new Summary(
+          await exportCommand(sql, integerOption(values, "project"), {
+            events: values.events === true,
+            output: values.output ?? null,
+          }),
+        );
       case "demo":
         return await demoCommand(sql);
       default:
@@ -151,7 +167,8 @@ async function run(argv: string[]): Promise<unknown> {
 
 run(process.argv.slice(2)).then(
   (result) => {
-    process.stdout.write(result instanceof HelpText ? `${result.text}\n` : `${JSON.stringify(result, null, 2)}\n`);
+    if (result instanceof Summary) process.stderr.write(`${JSON.stringify(result.summary)}\n`);
+    else process.stdout.write(result instanceof HelpText ? `${result.text}\n` : `${JSON.stringify(result, null, 2)}\n`);
   },
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);

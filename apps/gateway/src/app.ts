@@ -7,6 +7,7 @@ import { identifyErrors } from "./errors/identify-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
 import { adminQueues } from "./routes/admin-queues";
+import { batchRoutes } from "./routes/batch";
 import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
@@ -29,7 +30,7 @@ export function createApp(deps: GatewayDeps): Koa {
 
   // Vero's users API answers `{status, message}`, errors included. Identify, the busiest path,
   // has a router of its own, matched first, so that identify requests are not matched against
-  // every other route; the other profile operations and the event API have the next one.
+  // every other route; the other profile operations, the event API and the batch have the next one.
   const identify = new Router<IdentifyState>({ prefix: API_PREFIX });
   identify.use(identifyErrors(deps.logger));
   identifyRoutes(identify, deps);
@@ -38,6 +39,7 @@ export function createApp(deps: GatewayDeps): Koa {
   profiles.use(identifyErrors(deps.logger));
   profileRoutes(profiles, deps);
   eventRoutes(profiles, deps);
+  batchRoutes(profiles, deps);
 
   // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
   const api = new Router<ApiState>({ prefix: API_PREFIX });

@@ -6,6 +6,7 @@ import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
 import type { BodyBudget } from "./body/body-budget";
+import type { IdempotentReplies } from "./idempotent-replies";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { MicroBatcher } from "./micro-batcher";
 import type { GatewayMetrics } from "./metrics";
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   eventBatcher: MicroBatcher<TrackedEvent>;
   /** EVENT_DEDUP_WINDOW_S, in ms. */
   eventDedupWindowMs: number;
+  /** Batch answers by Idempotency-Key, for retries. */
+  idempotentReplies: IdempotentReplies;
   bodyBudget: BodyBudget;
   /** Bytes of bodies read before their credential can be checked, per second (UNVERIFIED_BODY_BYTES_PER_SECOND). */
   unverifiedBodyBytes: TokenBucket;

@@ -18,6 +18,7 @@ import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
 import { BodyBudget } from "./body/body-budget";
 import { answerClientError } from "./client-error";
+import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
 import { MicroBatcher, type MicroBatcherOptions } from "./micro-batcher";
@@ -104,6 +105,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       (size) => metrics.eventBatchSize.observe(size),
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
+    idempotentReplies: new IdempotentReplies(redis, config.queuePrefix),
     bodyBudget: new BodyBudget(config.bodyBytesInFlight),
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     unverifiedBodyBytes: new TokenBucket(config.unverifiedBodyBytesPerSecond, config.unverifiedBodyBytesPerSecond),

@@ -48,6 +48,28 @@ export async function eraseDeadLetters(sql: Db, projectId: number, keys: readonl
     DELETE FROM identify_dead_letters WHERE project_id = ${projectId} AND profile_key = ANY(${keys as string[]}::text[])`;
 }
 
+/** A dead letter as a data-subject export shows it. */
+export interface ProfileDeadLetter {
+  queue: DeadLetterQueue;
+  /** The operation as it was queued. */
+  operation: unknown;
+  error: string;
+  created_at: Date;
+}
+
+/** The dead letters of operations on these profiles' keys, oldest first. */
+export async function deadLettersOfProfiles(
+  sql: Db,
+  projectId: number,
+  keys: readonly string[],
+): Promise<ProfileDeadLetter[]> {
+  const rows = await sql<(Omit<ProfileDeadLetter, "operation"> & { event: string })[]>`
+    SELECT queue, event, error, created_at FROM identify_dead_letters
+     WHERE project_id = ${projectId} AND profile_key = ANY(${keys as string[]}::text[])
+     ORDER BY id`;
+  return rows.map(({ event, ...letter }) => ({ ...letter, operation: JSON.parse(event) as unknown }));
+}
+
 /** Which dead letters a replay or a discard takes: every one when nothing is given. */
 export interface DeadLetterFilter {
   projectId?: number;

@@ -1,4 +1,4 @@
-import { normalisedEventName, type TrackedEvent } from "@cm/domain";
+import { normalisedEventName, type TrackedEvent, type UserEvent } from "@cm/domain";
 import { PROJECT_EVENTS_LOCK } from "./advisory-locks";
 import type { Db, Sql, Transaction } from "./connect";
 
@@ -137,6 +137,18 @@ export interface StoredEvent {
   received_at: Date;
 }
 
+/** An event as every read shows it. */
+export function userEventOf(row: StoredEvent): UserEvent {
+  return {
+    id: row.id,
+    event_name: row.name,
+    data: row.data,
+    source: row.source,
+    created_at: row.created_at.toISOString(),
+    received_at: row.received_at.toISOString(),
+  };
+}
+
 export interface EventQuery {
   /** Normalised event name (libs/domain normalisedEventName). */
   nameKey: string | null;
@@ -145,6 +157,36 @@ export interface EventQuery {
   /** The last event of the previous page: the next page starts after it. */
   after: { createdAt: Date; id: string } | null;
   limit: number;
+}
+
+/** The events of every one of these keys, by key and then oldest first (a page of an export's profiles). */
+export async function eventsOfKeys(
+  sql: Db,
+  projectId: number,
+  keys: readonly string[],
+): Promise<(StoredEvent & { user_key: string })[]> {
+  return sql<(StoredEvent & { user_key: string })[]>`
+    SELECT user_key, id, name, data, source, created_at, received_at
+      FROM events
+     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+     ORDER BY user_key, created_at, id`;
+}
+
+/**
+ * Every event of a user's ids, oldest first, read `perRead` at a time from one cursor (a user's
+ * events may be more than a response should hold in memory).
+ */
+export function everyUserEvent(
+  sql: Db,
+  projectId: number,
+  keys: readonly string[],
+  perRead: number,
+): AsyncIterable<StoredEvent[]> {
+  return sql<StoredEvent[]>`
+    SELECT id, name, data, source, created_at, received_at
+      FROM events
+     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+     ORDER BY created_at, id`.cursor(perRead);
 }
 
 /** The events of a user's ids, newest first (ties by id), one page and one more to tell if there is a next. */

@@ -1,5 +1,16 @@
-import type { ProfileFilter, ProfileListRequest } from "@cm/domain";
+import {
+  aliasGroup,
+  canonicalKey,
+  linkedState,
+  profilePassesFilter,
+  rowPassesFilter,
+  visibleProfile,
+  type ProfileFilter,
+  type ProfileListRequest,
+} from "@cm/domain";
 import type { Db } from "./connect";
+import { linkedComponents } from "./profile-links";
+import { findProfiles, type StoredProfile } from "./profiles";
 
 /**
  * The most rows one page of a list reads when no index serves its filter (anything but email):
@@ -7,6 +18,19 @@ import type { Db } from "./connect";
  * or none, with a cursor to go on (docs/api.md "List users").
  */
 export const PROFILE_LIST_SCAN_ROWS = 2_000;
+
+/** The stored rows of one profile: those of every id linked with it, and the id it is shown under. */
+export interface ProfileRows {
+  id: string;
+  /** Every id's key. */
+  keys: readonly string[];
+  rows: readonly StoredProfile[];
+}
+
+/** When the profile last changed: the latest change of any of its rows. */
+export function profileUpdatedAt(rows: readonly StoredProfile[]): number {
+  return Math.max(...rows.map((row) => row.updatedAt.getTime()));
+}
 
 /** Rows of a page of a profile list: the keys of those that pass, and where the next page starts. */
 export interface ProfileListScan {
@@ -28,7 +52,7 @@ function rowPasses(sql: Db, filter: ProfileFilter) {
  * not profiles (a reidentified user has a row per id, and a row may not be a profile at all);
  * the use case makes profiles of them.
  */
-export async function scanProfileList(
+async function scanProfileList(
   sql: Db,
   projectId: number,
   { limit, afterKey, filter }: ProfileListRequest,
@@ -52,4 +76,50 @@ export async function scanProfileList(
   const keys = rows.map((row) => row.key);
   if (keys.length === limit) return { keys, nextAfterKey: keys[limit - 1] as string };
   return { keys, nextAfterKey: bound?.key ?? null };
+}
+
+/** A page of a profile list: its profiles' rows, and where the next page starts. */
+export interface ProfilePageRows {
+  profiles: ProfileRows[];
+  /** Stored rows the page went through that passed the filter row by row (with no filter, every row read). */
+  rowsPassed: number;
+  /** Null on the last page. */
+  nextAfterKey: string | null;
+}
+
+/**
+ * A page of the project's profiles that pass the filter (docs/api.md "List users"). The store
+ * lists rows, and a reidentified user has one per id: a profile is listed at the first of its
+ * rows (in key order) that passes, and only there, so once in the whole list whichever of its
+ * rows the filter finds; and as its rows merged show it (libs/domain visibleProfile).
+ */
+export async function findProfilePage(
+  sql: Db,
+  projectId: number,
+  request: ProfileListRequest,
+): Promise<ProfilePageRows> {
+  const { keys, nextAfterKey } = await scanProfileList(sql, projectId, request);
+  const { links } = await linkedComponents(sql, projectId, keys);
+  const groups = keys.map((key) => ({ key, keys: aliasGroup(links, key) }));
+  const rows = await findProfiles(sql, projectId, [...new Set(groups.flatMap((group) => group.keys))]);
+  const rowOf = new Map(rows.map((row) => [row.key, row]));
+
+  const profiles: ProfileRows[] = [];
+  for (const group of groups) {
+    // In the store's key order (findProfiles'), which the scan and the cursor follow too.
+    const inGroup = new Set(group.keys);
+    const groupRows = rows.filter((row) => inGroup.has(row.key));
+    const firstPassing = groupRows.find((row) => rowPassesFilter(row.state, row.updatedAt.getTime(), request.filter));
+    if (firstPassing?.key !== group.key) continue;
+    const profile = visibleProfile(linkedState(groupRows.map((row) => row.state)));
+    if (profile === null || !profilePassesFilter(profile, profileUpdatedAt(groupRows), request.filter)) continue;
+    const shownKey = canonicalKey(links, group.key);
+    // The id of the latest reidentify, else (an erasure left that row without it) one the profile still holds.
+    const id = [rowOf.get(shownKey), ...groupRows].find(
+      (row) => row !== undefined && row.externalId !== null,
+    )?.externalId;
+    if (id === undefined || id === null) continue;
+    profiles.push({ id, keys: group.keys, rows: groupRows });
+  }
+  return { profiles, rowsPassed: keys.length, nextAfterKey };
 }

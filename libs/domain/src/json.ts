@@ -13,6 +13,13 @@ export function canonicalJson(value: unknown): string {
   return `{${fields.join(",")}}`;
 }
 
+/** The fields of a parsed JSON object, or null for any other value. */
+export function jsonObjectFields(value: unknown): Record<string, unknown> | null {
+  return value !== null && typeof value === "object" && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
 /** Deepest nesting of objects and arrays a request may hold (documented in docs/identify.md). */
 export const MAX_JSON_DEPTH = 32;
 

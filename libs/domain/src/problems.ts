@@ -7,6 +7,9 @@ export interface Problem {
   message: string;
 }
 
+/** The longest reason a client is shown for a refusal (x-error-detail, a batch operation's message): a sentence or two. */
+export const MAX_REASON_LENGTH = 300;
+
 /** The messages of `problems` as one line, as `x-error-detail` and the CLI print them. */
 export function problemText(problems: readonly Pick<Problem, "message">[]): string {
   return problems.map((problem) => problem.message).join("; ");

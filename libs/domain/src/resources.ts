@@ -1,3 +1,4 @@
+import type { BatchBody } from "./batch";
 import type { TrackBody } from "./events";
 import type { IdentifyBody } from "./identify";
 import type { JourneyStatus } from "./journey";
@@ -24,6 +25,8 @@ export type EditTagsRequest = EditTagsBody & IdentifyCredentialFields;
 export type UserRefRequest = UserRefBody & IdentifyCredentialFields;
 export type ReidentifyRequest = ReidentifyBody & IdentifyCredentialFields;
 export type TrackRequest = TrackBody & IdentifyCredentialFields;
+/** A JSON batch; an NDJSON batch's credential can only be in the query string. */
+export type BatchRequest = BatchBody & IdentifyCredentialFields;
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;
@@ -38,6 +41,11 @@ export type JsonText<T> = string & { readonly __json?: T };
 export interface IdentifyReply {
   status: Integer;
   message: string;
+}
+
+/** A batch's answer: its operations' answers, in their order; a refused one's `message` says why. */
+export interface BatchReply extends IdentifyReply {
+  results: IdentifyReply[];
 }
 
 /** Key-authenticated failures: unauthorized, forbidden, not_found, method_not_allowed, unavailable. */
@@ -126,6 +134,29 @@ export interface UserEventPage {
   data: UserEvent[];
   /** Pass as `cursor` for the next page; null on the last page. */
   next_cursor: string | null;
+}
+
+/** An operation a worker refused because of its input, kept until an operator replays or discards it. */
+export interface ExportedDeadLetter {
+  queue: "identify" | "events";
+  /** As it was queued. */
+  operation: unknown;
+  error: string;
+  created_at: DateTime;
+}
+
+/** Everything stored about one user, for a data-subject access request (docs/api.md "Export a user"). */
+export interface UserExport {
+  /** The id the export was asked for. */
+  id: string;
+  exported_at: DateTime;
+  /** As the profile read shows it; null when the user is no profile (not yet, or erased since). */
+  profile: Profile | null;
+  /** Every id of the user that is stored: those reidentifies linked, as far as a row still holds them. */
+  ids: string[];
+  dead_letters: ExportedDeadLetter[];
+  /** Oldest first. */
+  events: UserEvent[];
 }
 
 /** Message metadata only: content bodies are never returned. */

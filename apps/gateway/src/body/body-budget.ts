@@ -35,7 +35,7 @@ export class BodyBudget {
   /**
    * Room for `bytes` more for a request of `owner` that holds `mine` already. A request always
    * fits when it is all the budget holds, and within its owner's share when it is all the owner
-   * holds: any one request of at most 256 KiB can be served.
+   * holds: any one request within its body limit can be served.
    */
   tryReserve(owner: string, bytes: number, mine = 0): boolean {
     const held = this.held.get(owner) ?? 0;
@@ -83,12 +83,12 @@ export class BodyReservation {
 
 /**
  * What a body will hold once read, before a byte of it is: its Content-Length, or, for a body
- * compressed on the wire or of unknown length, the most it may inflate to (256 KiB: more is 413).
+ * compressed on the wire or of unknown length, the most it may inflate to (`maxBytes`: more is 413).
  */
-export function declaredBodyBytes(ctx: Koa.Context): number {
+export function declaredBodyBytes(ctx: Koa.Context, maxBytes = MAX_BODY_BYTES): number {
   const declared = Number(ctx.get("content-length"));
   const encoded = !["", "identity"].includes(ctx.get("content-encoding").trim().toLowerCase());
-  return !encoded && declared > 0 && declared < MAX_BODY_BYTES ? declared : MAX_BODY_BYTES;
+  return !encoded && declared > 0 && declared < maxBytes ? declared : maxBytes;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { logThrottle } from "@cm/config";
+import { MAX_REASON_LENGTH } from "@cm/domain";
 import type Koa from "koa";
 import type { Logger } from "pino";
 import { requestIdOf, routeOf } from "../middleware/request-log";
@@ -10,8 +11,7 @@ import { toApiError } from "./http-error";
 export type ErrorRenderer = (ctx: Koa.ParameterizedContext<RequestState>, error: ApiError, detail?: string) => void;
 
 /** Header values are printable ASCII, and a client should not need more than a sentence. */
-const MAX_DETAIL = 300;
-const headerSafe = (detail: string) => detail.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_DETAIL);
+const headerSafe = (detail: string) => detail.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_REASON_LENGTH);
 
 /**
  * One router's error handler (as fastify scopes one per plugin): whatever its routes throw is

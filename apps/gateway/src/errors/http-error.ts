@@ -3,7 +3,13 @@ import { InvalidInput } from "@cm/domain";
 import { isRedisOutOfMemory } from "@cm/queue";
 import { CredentialLookupsThrottled } from "../auth/credential-cache";
 import { QueueWritesBackedUp } from "../micro-batcher";
-import { DuplicateTopicName, NotFound, QueueUnavailable } from "../use-cases/errors";
+import {
+  DuplicateTopicName,
+  IdempotencyKeyInFlight,
+  IdempotencyKeyReused,
+  NotFound,
+  QueueUnavailable,
+} from "../use-cases/errors";
 import { ApiError } from "./api-error";
 
 const BODY_FAILURES: Record<number, string> = {
@@ -17,6 +23,9 @@ export function toApiError(error: unknown): ApiError {
   if (error instanceof NotFound) return ApiError.notFound();
   if (error instanceof InvalidInput) return ApiError.unprocessable(error.problems);
   if (error instanceof DuplicateTopicName) return ApiError.conflict(error.message);
+  if (error instanceof IdempotencyKeyInFlight)
+    return new ApiError(409, { detail: error.message, problems: [{ message: error.message }], retryAfterSeconds: 1 });
+  if (error instanceof IdempotencyKeyReused) return ApiError.unprocessable([{ message: error.message }]);
   // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
   // tokens passes: the client should come back, not give up.
   if (error instanceof QueueUnavailable || error instanceof QueueWritesBackedUp) return ApiError.unavailable();

@@ -1,4 +1,6 @@
 import type {
+  BatchReply,
+  BatchRequest,
   EditTagsRequest,
   EditUserRequest,
   ErrorReply,
@@ -17,6 +19,7 @@ import type {
   TopicPatch,
   TrackRequest,
   UserEventPage,
+  UserExport,
   UserRefRequest,
 } from "@cm/domain";
 import { JOURNEY_STATUSES } from "@cm/domain";
@@ -44,6 +47,9 @@ const schemas = typia.json.schemas<
     TrackRequest,
     UserEventPage,
     JourneyPage,
+    UserExport,
+    BatchRequest,
+    BatchReply,
   ],
   "3.1"
 >();
@@ -69,6 +75,9 @@ const [
   trackBody,
   userEventPage,
   journeyPage,
+  userExport,
+  batchBody,
+  batchReply,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -144,7 +153,7 @@ const keyFailures = {
   "503": error("The key cannot be checked, or Postgres reached, right now; see Retry-After"),
 };
 
-/** What one operation of Vero's users API takes: its schema, with a JSON and a form example. */
+/** What one operation of Vero's users API takes: its schema, with a JSON example and a form or NDJSON one. */
 interface UsersApiRequest {
   operationId: string;
   summary: string;
@@ -152,7 +161,12 @@ interface UsersApiRequest {
   description: string;
   schema: object | undefined;
   example: object;
-  form: string;
+  form?: string;
+  ndjson?: string;
+  parameters?: object[];
+  /** The batch's: what a single operation's differ in. */
+  rules?: string;
+  responses?: typeof usersApiResponses;
 }
 
 const USERS_API_RULES =
@@ -163,19 +177,44 @@ const USERS_API_RULES =
   "that object. A null top-level field counts as not given. Unknown top-level fields are ignored. The path also " +
   "answers with a `.json` suffix. See docs/integrations.md and docs/profiles.md.";
 
-const usersApiResponses = limited(
+const usersApiAnswers = {
+  "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
+  "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
+  "401": identifyError("Missing or invalid credential, or credentials that disagree"),
+  "404": identifyError("Unknown path or method"),
+  "413": identifyError("Body larger than 256 KiB"),
+  "500": identifyError("The operation could not be queued; nothing was accepted"),
+  "503": identifyError(
+    "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
+  ),
+};
+const usersApiTooMany = identifyError("The project sent more than its rate limit");
+const usersApiResponses = limited(usersApiAnswers, usersApiTooMany);
+
+const BATCH_RULES =
+  "The credential is the identify auth token, as for every users-API operation: `auth_token` or `tracking_api_key` " +
+  "in the query string, or as a top-level field of a JSON body (an NDJSON body has no room for it). The body is " +
+  "JSON, whatever its content type says, or NDJSON with `Content-Type: application/x-ndjson`. A batch counts as one " +
+  "request against the rate limit. The path also answers with a `.json` suffix. See docs/bulk.md.";
+
+const batchResponses = limited(
   {
-    "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
-    "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
-    "401": identifyError("Missing or invalid credential, or credentials that disagree"),
-    "404": identifyError("Unknown path or method"),
-    "413": identifyError("Body larger than 256 KiB"),
-    "500": identifyError("The operation could not be queued; nothing was accepted"),
-    "503": identifyError(
-      "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
+    ...usersApiAnswers,
+    "200": json(
+      batchReply,
+      "Every accepted operation is durably queued: `results` holds one answer per operation, in order, " +
+        '`{status: 200, message: "Success."}` or `{status: 400, message: <the reason>}`',
     ),
+    "400": identifyError(
+      "Not a batch (not JSON, no `batch` list), none or more than 1,000 operations, or an Idempotency-Key " +
+        "over 255 characters: the reason is in the x-error-detail header",
+    ),
+    "409": identifyError("A batch with this Idempotency-Key is still being answered; see Retry-After"),
+    "413": identifyError("Body larger than 5 MiB"),
+    "422": identifyError("This Idempotency-Key was sent before with another body"),
+    "500": identifyError("An operation could not be queued; retry with the same Idempotency-Key"),
   },
-  identifyError("The project sent more than its rate limit"),
+  usersApiTooMany,
 );
 
 /**
@@ -186,16 +225,22 @@ function usersApiPaths(path: string, methods: ("post" | "put" | "delete")[], req
   const operation = (method: string, twin: string, operationId: string) => ({
     operationId,
     summary: request.summary,
-    description: `${request.description} ${USERS_API_RULES}`,
+    description: `${request.description} ${request.rules ?? USERS_API_RULES}`,
     security: [{ authToken: [] }, { trackingApiKey: [] }, {}],
+    ...(request.parameters === undefined ? {} : { parameters: request.parameters }),
     requestBody: {
       required: true,
       content: {
         "application/json": { schema: request.schema, example: request.example },
-        "application/x-www-form-urlencoded": { schema: request.schema, example: request.form },
+        ...(request.form === undefined
+          ? {}
+          : { "application/x-www-form-urlencoded": { schema: request.schema, example: request.form } }),
+        ...(request.ndjson === undefined
+          ? {}
+          : { "application/x-ndjson": { schema: { type: "string" }, example: request.ndjson } }),
       },
     },
-    responses: usersApiResponses,
+    responses: request.responses ?? usersApiResponses,
     ...curl(
       `curl -X ${method.toUpperCase()} 'http://localhost:3000/api/v2${twin}?auth_token=AUTH_TOKEN' ` +
         `-H 'Content-Type: application/json' -d '${JSON.stringify(request.example)}'`,
@@ -243,13 +288,15 @@ function tagged<Paths extends Record<string, Record<string, object>>>(paths: Pat
   const tagOf = (path: string) =>
     path.startsWith("/events") || path.endsWith("/events")
       ? "Events"
-      : path.startsWith("/users")
-        ? "Profiles"
-        : path.startsWith("/topics")
-          ? "Topics"
-          : path.startsWith("/journeys")
-            ? "Journeys"
-            : "Service";
+      : path.startsWith("/batch")
+        ? "Batch"
+        : path.startsWith("/users")
+          ? "Profiles"
+          : path.startsWith("/topics")
+            ? "Topics"
+            : path.startsWith("/journeys")
+              ? "Journeys"
+              : "Service";
   return Object.fromEntries(
     Object.entries(paths).map(([path, operations]) => [
       path,
@@ -368,6 +415,37 @@ export const openApiDocument = {
       },
       form: "auth_token=AUTH_TOKEN&identity[id]=user-1&event_name=Viewed+Product&data[sku]=A-1",
     }),
+    ...usersApiPaths("/batch", ["post"], {
+      operationId: "batch",
+      summary: "Up to 1,000 operations of the users API and event tracking in one request (docs/bulk.md)",
+      description:
+        "Each operation is `{type, …the body of its single call}`, `type` one of `identify`, `track`, `edit`, " +
+        "`tags`, `unsubscribe`, `resubscribe`, `reidentify`, `delete`, and is read on its own: the valid ones are " +
+        "queued, the others answered 400 with the reason, in `results`. Operations of one user apply in their order " +
+        "in the batch. With an `Idempotency-Key` header, a retry of the batch within 7 days gets the same answer and " +
+        "queues nothing again.",
+      schema: batchBody,
+      example: {
+        batch: [
+          { type: "identify", id: "user-1", email: "ada@example.com", data: { plan: "pro" } },
+          { type: "tags", id: "user-1", add: ["vip"] },
+          { type: "track", identity: { id: "user-1" }, event_name: "Upgraded" },
+        ],
+      },
+      ndjson:
+        '{"type":"identify","id":"user-1","email":"ada@example.com"}\n{"type":"tags","id":"user-1","add":["vip"]}\n',
+      parameters: [
+        {
+          name: "Idempotency-Key",
+          in: "header",
+          required: false,
+          description: "Names the batch for 7 days: a retry with the same key and body gets the first answer",
+          schema: { type: "string", minLength: 1, maxLength: 255 },
+        },
+      ],
+      rules: BATCH_RULES,
+      responses: batchResponses,
+    }),
     "/heartbeat": {
       get: {
         operationId: "heartbeat",
@@ -404,6 +482,35 @@ export const openApiDocument = {
           ),
         ),
         ...curl("curl http://localhost:3000/api/v2/users/user-1/events?limit=10 -H 'Authorization: Bearer API_KEY'"),
+      },
+    },
+    "/users/{id}/export": {
+      get: {
+        operationId: "exportUser",
+        summary: "Everything stored about one user, for a data-subject access request (permission profile:read)",
+        description:
+          "The profile as the profile read shows it, every id a reidentify linked with the user, the operations a " +
+          "worker refused because of their input (dead letters) and every event, oldest first, as one JSON document. " +
+          "Operations still in the queue are not in it yet.",
+        security: [{ apiKey: [] }],
+        parameters: [
+          {
+            ...pathId("Any of the user's ids, or its email for a user known only by email"),
+            schema: { type: "string" },
+          },
+          revisionHeader,
+        ],
+        responses: revisioned(
+          limited(
+            {
+              "200": json(userExport, "Everything stored about the user"),
+              ...keyFailures,
+              "404": error("Nothing is stored about such a user"),
+            },
+            rateLimited,
+          ),
+        ),
+        ...curl("curl http://localhost:3000/api/v2/users/user-1/export -H 'Authorization: Bearer API_KEY'"),
       },
     },
     "/users": {

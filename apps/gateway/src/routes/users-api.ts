@@ -1,24 +1,27 @@
 import type Router from "@koa/router";
-import type { IdentifyReply } from "@cm/domain";
+import { parseOperation, problemText, type IdentifyReply, type OperationType } from "@cm/domain";
 import type Koa from "koa";
 import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, parsedObjectBytes, UNVERIFIED } from "../body/body-budget";
-import { readIdentifyBody } from "../body/identify-body";
+import { OPERATION_BODY, type UsersApiBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { enforceRateLimit } from "../rate-limit/enforce";
 import type { IdentifyState } from "../state";
-import type { ReceivedRequest } from "../use-cases/queue-operation";
+import { acceptOperation, operationContext, type ReceivedRequest } from "../use-cases/queue-operation";
 
-// Vero's users API (identify, edit, tags, unsubscribe, resubscribe, reidentify, delete): every
-// operation authenticates, reads its body and answers the same way (docs/integrations.md).
+// Vero's users API (identify, edit, tags, unsubscribe, resubscribe, reidentify, delete), event
+// tracking and the batch: every operation authenticates, reads its body and answers the same way
+// (docs/integrations.md).
 
-/** A request whose credential is accepted: the project, the body as read, when it arrived and its size. */
+/** A request whose credential is accepted: the project, the body as read and as sent, when it arrived and its size. */
 export interface AuthorizedRequest extends ReceivedRequest {
   projectId: number;
   body: unknown;
+  /** The body's text, decompressed. */
+  rawBody: string;
   /** The Idempotency-Key header, when sent. */
   idempotencyKey?: string;
 }
@@ -54,9 +57,10 @@ async function authorize(
   deps: GatewayDeps,
   reservation: BodyReservation,
   verified: VerifiedToken | undefined,
+  format: UsersApiBody,
 ): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
-  const read = await readIdentifyBody(ctx, deps.bodyReadTimeoutMs);
+  const read = await format.read(ctx, deps.bodyReadTimeoutMs);
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
   if (read.ok) reservation.take(ctx, parsedObjectBytes(ctx.request.rawBody ?? ""));
@@ -77,6 +81,7 @@ async function authorize(
   return {
     projectId,
     body,
+    rawBody: ctx.request.rawBody ?? "",
     receivedAt,
     bytes: read.bytes,
     ...(idempotencyKey === "" ? {} : { idempotencyKey }),
@@ -85,8 +90,8 @@ async function authorize(
 
 /**
  * One operation: `methods` on `path` and its `.json` twin, callable from web pages (CORS and
- * its preflight) within the body budget; `act` parses the body and does the work. Any other
- * method on the path is Vero's 404.
+ * its preflight) within the body budget; `act` parses the body (read as `format` says) and does
+ * the work. Any other method on the path is Vero's 404.
  */
 export function usersApiOperation(
   router: Router<IdentifyState>,
@@ -94,6 +99,7 @@ export function usersApiOperation(
   path: string,
   methods: ("POST" | "PUT" | "DELETE")[],
   act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
+  format: UsersApiBody = OPERATION_BODY,
 ): void {
   const paths = identifyPaths(path);
   router.options(paths, answerPreflight);
@@ -101,7 +107,7 @@ export function usersApiOperation(
     allowAnyOrigin,
     async (ctx) => {
       const { owner, verified } = await bodyOwner(ctx, deps);
-      const declared = declaredBodyBytes(ctx);
+      const declared = declaredBodyBytes(ctx, format.maxBytes);
       if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
         ctx.set("Connection", "close");
         throw ApiError.unavailable(1);
@@ -109,7 +115,7 @@ export function usersApiOperation(
       const reservation = new BodyReservation(deps.bodyBudget, owner);
       try {
         reservation.take(ctx, declared);
-        ctx.body = await act(await authorize(ctx, deps, reservation, verified));
+        ctx.body = await act(await authorize(ctx, deps, reservation, verified, format));
       } finally {
         reservation.release();
       }
@@ -117,5 +123,20 @@ export function usersApiOperation(
   ]);
   router.all(paths, () => {
     throw ApiError.notFound();
+  });
+}
+
+/** A single operation of `type` (api.md, "Identify a user" on): its body read into what it queues, or 400 naming what is wrong. */
+export function singleOperation(
+  router: Router<IdentifyState>,
+  deps: GatewayDeps,
+  type: OperationType,
+  path: string,
+  methods: ("POST" | "PUT" | "DELETE")[],
+): void {
+  usersApiOperation(router, deps, path, methods, (request) => {
+    const parsed = parseOperation(type, request.body, operationContext(deps, request));
+    if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));
+    return acceptOperation(deps, parsed.value, request);
   });
 }

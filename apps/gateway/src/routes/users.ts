@@ -5,6 +5,7 @@ import { requireRevision } from "../middleware/revision";
 import type { ApiState, AuthState } from "../state";
 import type { Credential } from "@cm/db";
 import { eventPageRequest, InvalidInput, profileKeysWith, profileListRequest, type ProfileKeyOf } from "@cm/domain";
+import { exportUser } from "../use-cases/export-user";
 import { listProfiles } from "../use-cases/list-profiles";
 import { listUserEvents } from "../use-cases/list-user-events";
 import { readProfile } from "../use-cases/read-profile";
@@ -16,7 +17,8 @@ function credentialProfileKeys(credential: Credential): ProfileKeyOf {
 
 /**
  * decisions.md "Profile read": GET /users/:id, by the user's id or email, and the user's events;
- * and the list of profiles, by email among other filters (docs/api.md "List users").
+ * everything stored about a user; and the list of profiles, by email among other filters
+ * (docs/api.md "List users").
  */
 export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter);
@@ -30,6 +32,14 @@ export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   router.get<AuthState>("/users/:id", readAccess, requireRevision, async (ctx) => {
     const { projectId } = ctx.state.credential;
     ctx.body = await readProfile(deps, projectId, ctx.params.id as string, credentialProfileKeys(ctx.state.credential));
+  });
+
+  // docs/api.md "Export a user": for a data-subject access request.
+  router.get<AuthState>("/users/:id/export", readAccess, requireRevision, async (ctx) => {
+    const { projectId } = ctx.state.credential;
+    const keyOf = credentialProfileKeys(ctx.state.credential);
+    ctx.type = "json";
+    ctx.body = await exportUser(deps, projectId, ctx.params.id as string, keyOf);
   });
 
   // docs/events.md "Read".

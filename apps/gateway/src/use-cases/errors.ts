@@ -17,3 +17,17 @@ export class DuplicateTopicName extends Error {
 
 /** A write that needs the queue could not reach it; nothing was changed. */
 export class QueueUnavailable extends Error {}
+
+/** A batch with this Idempotency-Key is still being answered: its retry must wait for that answer. */
+export class IdempotencyKeyInFlight extends Error {
+  constructor() {
+    super("a batch with this Idempotency-Key is still being answered; retry once it is");
+  }
+}
+
+/** An Idempotency-Key names one batch: sent again with another body, it is a client's mistake. */
+export class IdempotencyKeyReused extends Error {
+  constructor() {
+    super("this Idempotency-Key was sent with a different body; use a new key for a new batch");
+  }
+}

@@ -1,4 +1,4 @@
-import { findUserEvents, linkedKeys } from "@cm/db";
+import { findUserEvents, linkedKeys, userEventOf } from "@cm/db";
 import { eventCursor, unstorableText, type EventPageRequest, type ProfileKeyOf, type UserEventPage } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 
@@ -26,14 +26,7 @@ export async function listUserEvents(
   const shown = rows.slice(0, page.limit);
   const last = shown[shown.length - 1];
   return {
-    data: shown.map((row) => ({
-      id: row.id,
-      event_name: row.name,
-      data: row.data,
-      source: row.source,
-      created_at: row.created_at.toISOString(),
-      received_at: row.received_at.toISOString(),
-    })),
+    data: shown.map(userEventOf),
     next_cursor:
       rows.length > page.limit && last !== undefined ? eventCursor(last.created_at.getTime(), last.id) : null,
   };

@@ -1,18 +1,5 @@
-import type { EventSummary, StoredProfile } from "@cm/db";
+import { profileUpdatedAt, type EventSummary, type ProfileRows } from "@cm/db";
 import { linkedState, topicSubscriptions, visibleProfile, type Profile, type TopicDefault } from "@cm/domain";
-
-/** The stored rows of one profile: those of every id linked with it, and the id it is shown under. */
-export interface ProfileRows {
-  id: string;
-  /** Every id's key. */
-  keys: readonly string[];
-  rows: readonly StoredProfile[];
-}
-
-/** When the profile last changed: the latest change of any of its rows. */
-export function profileUpdatedAt(rows: readonly StoredProfile[]): number {
-  return Math.max(...rows.map((row) => row.updatedAt.getTime()));
-}
 
 /** The events of all of a profile's keys, from each key's summary. */
 function summaryOfKeys(keys: readonly string[], summaries: ReadonlyMap<string, EventSummary>): EventSummary {

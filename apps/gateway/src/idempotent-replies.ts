@@ -1,0 +1,99 @@
+import { hash, randomUUID } from "node:crypto";
+import type { BatchReply, IdentifyReply } from "@cm/domain";
+import type { Redis } from "ioredis";
+
+/** How long a batch's answer is kept for a retry with its Idempotency-Key. */
+export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
+/**
+ * How long a batch being answered holds its key. Far longer than an answer takes once the body
+ * is read (its queue writes time out after IDENTIFY_WRITE_TIMEOUT_MS): it only matters when a
+ * gateway dies mid-answer, and then retries get 409 until it expires.
+ */
+export const IN_FLIGHT_TTL_MS = 60_000;
+
+/** Sets the key to ARGV[1] unless it is set; returns what it held. */
+const CLAIM = `
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+`;
+
+/** Replaces the key's value if it still is ARGV[1] (or expired): with ARGV[2] for ARGV[3] ms, or deleted without it. */
+const SETTLE = `
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+
+/** What a key holds: the digest of the body it was first sent with, and its answer once there is one. */
+interface Held {
+  body: string;
+  /** Whose answer is awaited, while there is none. */
+  claim?: string;
+  /** How many operations the batch held, and the answers that were not Success (index, status, message). */
+  count?: number;
+  refused?: [number, number, string][];
+}
+
+const SUCCESS: IdentifyReply = { status: 200, message: "Success." };
+
+/** Most answers are Success: only the others are kept, so that a key costs about 150 bytes. */
+function held(body: string, reply: BatchReply): Held {
+  const refused = reply.results.flatMap((result, index): [number, number, string][] =>
+    result.status === SUCCESS.status ? [] : [[index, result.status, result.message]],
+  );
+  return { body, count: reply.results.length, refused };
+}
+
+function replyOf({ count = 0, refused = [] }: Held): BatchReply {
+  const results = Array.from({ length: count }, () => SUCCESS);
+  for (const [index, status, message] of refused) results[index] = { status, message };
+  return { ...SUCCESS, results };
+}
+
+/** A key's state as a request finds it. */
+export type Claim =
+  /** The request holds the key: it answers, then settles the key with its answer (or frees it). */
+  | { state: "claimed"; settle(reply: BatchReply | null): Promise<void> }
+  /** An earlier request with this body was answered so. */
+  | { state: "answered"; reply: BatchReply }
+  /** An earlier request with this body is still being answered. */
+  | { state: "in-flight" }
+  /** The key was sent with another body. */
+  | { state: "other-body" };
+
+const digest = (text: string) => hash("sha256", text, "base64url");
+
+/**
+ * Batch answers by Idempotency-Key, per project, in Redis: a retry of a batch gets the answer the
+ * first request got, and queues nothing again. Keys may hold anything a client chose (ids,
+ * emails), so they and the bodies are kept as SHA-256 digests only.
+ */
+export class IdempotentReplies {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+  ) {}
+
+  async claim(projectId: number, key: string, body: string): Promise<Claim> {
+    const redisKey = `${this.keyPrefix}:batch-replies:${projectId}:${digest(key)}`;
+    const bodyDigest = digest(body);
+    const mine = JSON.stringify({ body: bodyDigest, claim: randomUUID() } satisfies Held);
+    const found = (await this.redis.eval(CLAIM, 1, redisKey, mine, IN_FLIGHT_TTL_MS)) as string | null;
+    if (found === null) {
+      return {
+        state: "claimed",
+        settle: async (reply) => {
+          const answer = reply === null ? "" : JSON.stringify(held(bodyDigest, reply));
+          await this.redis.eval(SETTLE, 1, redisKey, mine, answer, IDEMPOTENT_REPLY_TTL_MS);
+        },
+      };
+    }
+    const other = JSON.parse(found) as Held;
+    if (other.body !== bodyDigest) return { state: "other-body" };
+    return other.count === undefined ? { state: "in-flight" } : { state: "answered", reply: replyOf(other) };
+  }
+}

@@ -1,0 +1,73 @@
+import {
+  inBatchOrder,
+  MAX_REASON_LENGTH,
+  parseBatchOperation,
+  problemText,
+  type BatchReply,
+  type IdentifyReply,
+} from "@cm/domain";
+import type { GatewayDeps } from "../deps";
+import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "./errors";
+import { ACCEPTED, operationContext, queueOperation, type QueueDeps, type ReceivedRequest } from "./queue-operation";
+
+export type BatchDeps = QueueDeps & Pick<GatewayDeps, "eventDedupWindowMs" | "idempotentReplies" | "logger">;
+
+/** A batch request whose credential is accepted. */
+export interface ReceivedBatch extends ReceivedRequest {
+  projectId: number;
+  /** The body's text: a retry with the same Idempotency-Key must send the same. */
+  rawBody: string;
+  idempotencyKey?: string;
+}
+
+/**
+ * Each operation read by the reader of its single call, the valid ones stamped in their order
+ * (inBatchOrder) and queued in the micro-batches of their kind, each refused one answered with
+ * its reason. The answer waits for every queue write: a failed one fails the whole request
+ * (5xx), once the others have settled, so that a retry never races them.
+ */
+async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
+  // Operations carry no Idempotency-Key of their own: the batch's names the batch.
+  const { projectId, receivedAt } = request;
+  const parsed = operations.map((operation) =>
+    parseBatchOperation(operation, operationContext(deps, { projectId, receivedAt })),
+  );
+  const accepted = parsed.flatMap((result) => (result.ok ? [result.value] : []));
+  const share = Math.ceil(request.bytes / operations.length);
+  const written = await Promise.allSettled(
+    inBatchOrder(accepted, receivedAt).map((operation) => queueOperation(deps, operation, share)),
+  );
+  const failed = written.find((write) => write.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  const results = parsed.map((result): IdentifyReply =>
+    result.ok ? ACCEPTED : { status: 400, message: problemText(result.problems).slice(0, MAX_REASON_LENGTH) },
+  );
+  return { ...ACCEPTED, results };
+}
+
+/**
+ * docs/bulk.md: a batch, answered once every accepted operation is in Redis. With an
+ * Idempotency-Key, a retry of an answered batch gets the same answer and queues nothing.
+ */
+export async function acceptBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
+  if (request.idempotencyKey === undefined) return queueBatch(deps, request, operations);
+  const claim = await deps.idempotentReplies.claim(request.projectId, request.idempotencyKey, request.rawBody);
+  if (claim.state === "answered") return claim.reply;
+  if (claim.state === "in-flight") throw new IdempotencyKeyInFlight();
+  if (claim.state === "other-body") throw new IdempotencyKeyReused();
+  // Whatever was queued stands even when its answer cannot be kept: a retry then queues it again.
+  const keep = (reply: BatchReply | null) =>
+    claim.settle(reply).catch((error: unknown) => {
+      const err = error instanceof Error ? error.message : String(error);
+      deps.logger.warn({ err }, "batch answer not kept for its Idempotency-Key");
+    });
+  let reply: BatchReply;
+  try {
+    reply = await queueBatch(deps, request, operations);
+  } catch (error) {
+    await keep(null);
+    throw error;
+  }
+  await keep(reply);
+  return reply;
+}

@@ -1,0 +1,142 @@
+import type { tags } from "typia";
+import type { Parsed, TrackBody } from "./events";
+import type { IdentifyBody } from "./identify";
+import { jsonObjectFields } from "./json";
+import {
+  OPERATION_TYPES,
+  parseOperation,
+  type OperationContext,
+  type OperationType,
+  type QueuedOperation,
+} from "./operation-requests";
+import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "./profile-requests";
+
+// POST /batch (docs/bulk.md): many operations of Vero's users API in one request, each read on
+// its own by the reader of its single call, so that one bad item refuses itself only.
+
+/** The most operations one batch may hold. */
+export const MAX_BATCH_OPERATIONS = 1_000;
+/** The largest batch body (413 past it); every other users-API body keeps MAX_BODY_BYTES. */
+export const MAX_BATCH_BODY_BYTES = 5 * 1024 * 1024;
+
+export interface IdentifyInBatch extends IdentifyBody {
+  type: "identify";
+}
+export interface TrackInBatch extends TrackBody {
+  type: "track";
+}
+export interface EditInBatch extends EditUserBody {
+  type: "edit";
+}
+export interface TagsInBatch extends EditTagsBody {
+  type: "tags";
+}
+export interface UserRefInBatch extends UserRefBody {
+  type: "unsubscribe" | "resubscribe" | "delete";
+}
+export interface ReidentifyInBatch extends ReidentifyBody {
+  type: "reidentify";
+}
+/** One operation of a batch: `type` names it, the other fields are the body of its single call. */
+export type BatchOperation =
+  IdentifyInBatch | TrackInBatch | EditInBatch | TagsInBatch | UserRefInBatch | ReidentifyInBatch;
+
+/** A JSON batch body. Not validated as a whole: each operation is read on its own (parseBatchOperation). */
+export interface BatchBody {
+  batch: BatchOperation[] & tags.MinItems<1> & tags.MaxItems<1000>;
+}
+
+/** A line of an NDJSON batch that is not JSON: its operation is refused, the others are read. */
+export class UnreadableLine {
+  constructor(readonly line: number) {}
+}
+
+/**
+ * NDJSON, one operation a line, read as the JSON body `{batch: [...]}` would be; blank lines are
+ * no operation. Lines past the limit are counted, not parsed: the batch is refused whole.
+ */
+export function batchFromLines(text: string): { batch: unknown[] } {
+  const batch: unknown[] = [];
+  text.split("\n").forEach((line, index) => {
+    if (line.trim() === "") return;
+    if (batch.length >= MAX_BATCH_OPERATIONS) batch.push(null);
+    else {
+      try {
+        batch.push(JSON.parse(line));
+      } catch {
+        batch.push(new UnreadableLine(index + 1));
+      }
+    }
+  });
+  return { batch };
+}
+
+/** The operations of a batch body, or why the request as a whole is refused. */
+export function batchOperations(body: unknown): Parsed<unknown[]> {
+  const batch = jsonObjectFields(body)?.batch;
+  if (!Array.isArray(batch)) {
+    const message = "body must be a JSON object with a batch list of operations, or NDJSON with one operation a line";
+    return { ok: false, problems: [{ path: "", message }] };
+  }
+  if (batch.length === 0 || batch.length > MAX_BATCH_OPERATIONS) {
+    const message = `batch must hold 1 to ${MAX_BATCH_OPERATIONS} operations; it holds ${batch.length}`;
+    return { ok: false, problems: [{ path: "batch", message }] };
+  }
+  return { ok: true, value: batch };
+}
+
+const isOperationType = (type: unknown): type is OperationType => OPERATION_TYPES.includes(type as OperationType);
+const TYPES_TEXT = OPERATION_TYPES.map((type) => JSON.stringify(type)).join(", ");
+
+/** One operation of a batch, read by the reader of its single call, or the problems that refuse it. */
+export function parseBatchOperation(item: unknown, context: OperationContext): Parsed<QueuedOperation> {
+  if (item instanceof UnreadableLine) {
+    return { ok: false, problems: [{ path: "", message: `line ${item.line} is not valid JSON` }] };
+  }
+  const fields = jsonObjectFields(item);
+  if (fields === null) return { ok: false, problems: [{ path: "", message: "an operation must be a JSON object" }] };
+  if (!isOperationType(fields.type)) {
+    const message = `type ${fields.type === undefined ? "is required and " : ""}must be one of ${TYPES_TEXT}`;
+    return { ok: false, problems: [{ path: "type", message }] };
+  }
+  return parseOperation(fields.type, fields, context);
+}
+
+/** The profiles an operation changes, by key: an operation of one of them is ordered with the others. */
+function profilesOf(operation: QueuedOperation): string[] {
+  if (operation.queue === "events") return [operation.event.key];
+  if (operation.queue === "none") return [];
+  const { key } = operation.operation;
+  return operation.operation.op === "reidentify" ? [key, operation.operation.newKey] : [key];
+}
+
+/** Stamped at `stamp` at the latest: an earlier stamp of its own (extras.created_at) is kept. */
+function stampedBy(operation: QueuedOperation, stamp: number): QueuedOperation {
+  if (operation.queue === "profile-operations" && operation.operation.t > stamp)
+    return { ...operation, operation: { ...operation.operation, t: stamp } };
+  if (operation.queue === "events" && operation.event.t > stamp)
+    return { ...operation, event: { ...operation.event, t: stamp } };
+  return operation;
+}
+
+/**
+ * Operations of one batch apply in their order where they touch the same profile. Every one was
+ * stamped with the receive time, so a profile's operations would tie, and ties are broken by
+ * value, not by order. The last operation of each profile keeps the receive time, and each
+ * earlier one is stamped a millisecond before the next one of any profile it touches (a
+ * profile's k-th of n operations: receivedAt − (n − 1 − k) ms). Never later than the receive
+ * time, and a profile with one operation keeps it, so operations of other requests are ordered
+ * as before.
+ */
+export function inBatchOrder(operations: QueuedOperation[], receivedAt: number): QueuedOperation[] {
+  const nextStamp = new Map<string, number>();
+  const ordered = new Array<QueuedOperation>(operations.length);
+  for (let index = operations.length - 1; index >= 0; index--) {
+    const operation = operations[index] as QueuedOperation;
+    const profiles = profilesOf(operation);
+    const stamp = Math.min(receivedAt, ...profiles.map((key) => (nextStamp.get(key) ?? receivedAt + 1) - 1));
+    for (const key of profiles) nextStamp.set(key, stamp);
+    ordered[index] = stampedBy(operation, stamp);
+  }
+  return ordered;
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { profileKeySecrets, recordDeadLetter } from "@cm/db";
+import { profileKeysWith, RefusedInput, type UserExport } from "@cm/domain";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+let base: string;
+
+async function send(path: string, body: object, method = "POST") {
+  const response = await fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+}
+
+async function exported(id: string, key = stack.project.apiKey) {
+  const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}/export`, {
+    headers: { authorization: `Bearer ${key}` },
+  });
+  return { status: response.status, type: response.headers.get("content-type"), body: await response.json() };
+}
+
+async function keyOf(id: string): Promise<string> {
+  return profileKeysWith(await profileKeySecrets(stack.db.sql, [stack.project.id]))(stack.project.id, id);
+}
+
+/** Events stored as a worker stores them, `count` of them a minute apart, so that the export reads several cursor batches. */
+async function storeEvents(id: string, count: number) {
+  const key = await keyOf(id);
+  await stack.db.sql`
+    INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
+    SELECT ${stack.project.id}, ${key}, gen_random_uuid(), 'Seen ' || g, 'seen' || g, jsonb_build_object('n', g), NULL,
+           now() - make_interval(mins => ${count} - g), now()
+      FROM generate_series(1, ${count}) AS g`;
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("user_export");
+  base = (await stack.gateway()).url;
+  await stack.worker();
+  await send("/users/track", { id: "exp-1", email: "exp@example.com", data: { plan: "pro" } });
+  await send("/users/tags/edit", { id: "exp-1", add: ["vip"] }, "PUT");
+  await send("/events/track", { identity: { id: "exp-1" }, event_name: "Signed up", data: { via: "web" } });
+  await send("/users/reidentify", { id: "exp-1", new_id: "exp-1b" }, "PUT");
+  await waitFor("every operation applied", async () => {
+    const reply = await exported("exp-1b");
+    const body = reply.body as UserExport;
+    return reply.status === 200 && body.ids.length === 2 && body.events.length === 1 ? true : undefined;
+  });
+});
+afterAll(() => stack.close());
+
+describe("GET /api/v2/users/:id/export", () => {
+  it("holds the profile, every linked id, the dead letters and every event, by any of the user's ids", async () => {
+    await storeEvents("exp-1b", 1_200);
+    await recordDeadLetter(stack.db.sql, {
+      projectId: stack.project.id,
+      jobId: "1",
+      queue: "identify",
+      event: { op: "edit", projectId: stack.project.id, key: await keyOf("exp-1"), id: "exp-1", changes: {} },
+      error: new RefusedInput("refused for the test"),
+    });
+    for (const ref of ["exp-1", "exp-1b"]) {
+      const reply = await exported(ref);
+      expect(reply.status).toBe(200);
+      expect(reply.type).toMatch(/^application\/json/);
+      const body = reply.body as UserExport;
+      expect(body.id).toBe(ref);
+      expect(body.profile).toMatchObject({ id: "exp-1b", email: "exp@example.com", tags: ["vip"], event_count: 1_201 });
+      expect(body.profile).toEqual(
+        await (await fetch(`${base}/api/v2/users/${ref}`, { headers: { authorization: stack.project.apiKey } })).json(),
+      );
+      expect(body.ids).toEqual(["exp-1", "exp-1b"]);
+      expect(body.dead_letters).toEqual([
+        {
+          queue: "identify",
+          operation: expect.objectContaining({ op: "edit", id: "exp-1" }),
+          error: "refused for the test",
+          created_at: expect.any(String),
+        },
+      ]);
+      expect(body.events).toHaveLength(1_201);
+      const times = body.events.map((event) => Date.parse(event.created_at));
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+      expect(body.events.map((event) => event.event_name)).toContain("Signed up");
+    }
+  });
+
+  it("answers 404 once the user is deleted, and for a user never seen", async () => {
+    await send("/users/track", { id: "exp-2", email: "two@example.com" });
+    await waitFor("exp-2 applied", async () => ((await exported("exp-2")).status === 200 ? true : undefined));
+    await send("/users/delete", { id: "exp-2" });
+    await waitFor("exp-2 erased", async () => ((await exported("exp-2")).status === 404 ? true : undefined));
+    expect((await exported("nobody")).status).toBe(404);
+  });
+
+  it("answers 401 without a key and 403 without profile:read", async () => {
+    expect((await exported("exp-1", "nope")).status).toBe(401);
+    expect((await exported("exp-1", await stack.project.keyWith(["campaign:read"]))).status).toBe(403);
+  });
+});
