@@ -2,7 +2,7 @@
 // worker process while 256 KiB identifies arrive and are applied, with micro-batches bounded by
 // bytes and a gateway holding a bounded number of bytes of bodies at once (the defaults) and,
 // as the baseline measured in the same run, batches bounded by count alone and bodies in
-// flight unbounded.
+// flight unbounded; then, with the defaults, 5 MiB batch calls of 1,000 identifies each.
 // Usage: npm run build && node bench/memory.mjs
 import { readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -35,6 +35,26 @@ const bodies = Array.from({ length: 20 }, (_, n) => ({
   body: JSON.stringify({ id: `large-${n}`, data: { n, blob: String.fromCharCode(97 + n).repeat(BLOB_BYTES) } }),
 }));
 
+/** Batch calls just under their 5 MiB limit: 1,000 identifies of about 5 KiB each. */
+const BATCH_OPERATIONS = 1_000;
+const BATCH_CONNECTIONS = 50;
+const batchBodies = Array.from({ length: 4 }, (_, b) => ({
+  method: "POST",
+  body: JSON.stringify({
+    batch: Array.from({ length: BATCH_OPERATIONS }, (_, n) => ({
+      type: "identify",
+      id: `batch-${b}-${n}`,
+      data: { n, blob: String.fromCharCode(97 + (n % 26)).repeat(5_000) },
+    })),
+  }),
+}));
+
+/** The 256 KiB identifies, or the 5 MiB batches: where they go, and how many identifies each holds. */
+const LOADS = {
+  identify: { path: "/api/v2/users/track", requests: bodies, connections: CONNECTIONS, perRequest: 1 },
+  batch: { path: "/api/v2/batch", requests: batchBodies, connections: BATCH_CONNECTIONS, perRequest: BATCH_OPERATIONS },
+};
+
 function residentMiB(pid) {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return match ? Number(match[1]) / 1024 : 0;
@@ -55,7 +75,7 @@ function samplePeaks(processes) {
   return { peaks, stop: () => clearInterval(timer) };
 }
 
-async function measure(databaseUrl, authToken, extra) {
+async function measure(databaseUrl, authToken, extra, { path, requests, connections, perRequest } = LOADS.identify) {
   const queuePrefix = uniqueName("bench_memory");
   const gateway = await startGateway({ databaseUrl, queuePrefix, extra });
   const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix, extra }));
@@ -65,18 +85,18 @@ async function measure(databaseUrl, authToken, extra) {
   try {
     const started = performance.now();
     const result = await load({
-      url: `${gateway.url}/api/v2/users/track?auth_token=${authToken}`,
+      url: `${gateway.url}${path}?auth_token=${authToken}`,
       method: "POST",
       headers: { "content-type": "application/json" },
-      connections: CONNECTIONS,
+      connections,
       duration: DURATION_S,
-      requests: bodies,
+      requests,
     });
     while ((await queue.getJobCountByTypes("waiting", "active", "delayed")) > 0) await sleep(100);
     const failed = await queue.getFailedCount();
     if (failed > 0) throw new Error(`${failed} jobs failed`);
     return {
-      acceptedPerSec: (result.total - result.non2xx) / DURATION_S,
+      acceptedPerSec: ((result.total - result.non2xx) * perRequest) / DURATION_S,
       non2xx: result.non2xx,
       seconds: (performance.now() - started) / 1000,
       gatewayPeakMiB: sampler.peaks.gateway,
@@ -103,23 +123,26 @@ async function main() {
       IDENTIFY_BATCH_MAX_BYTES: String(2 ** 32 - 1),
       BODY_BYTES_IN_FLIGHT: String(2 ** 32 - 1),
     });
+    const batches = await measure(db.url, authToken, { NODE_OPTIONS }, LOADS.batch);
     const row = (label, r) =>
       `| ${label} | ${fmt(r.acceptedPerSec)} (turned away with 503: ${fmt(r.non2xx)}) | **${fmt(r.gatewayPeakMiB)} MiB** | **${fmt(r.workerPeakMiB)} MiB** |`;
     const markdown = `
-### Memory with 256 KiB bodies (${CONNECTIONS} connections, ${DURATION_S} s of load, then until applied; one gateway, one worker)
+### Memory with the largest bodies: 256 KiB identifies (${CONNECTIONS} connections) and 5 MiB batches; ${DURATION_S} s of load, then until applied; one gateway, one worker
 
 | Bounds | Accepted identifies/s | Gateway peak RSS | Worker peak RSS |
 |---|---|---|---|
 ${row("micro-batches of 1 MiB of bodies (and 500 identifies); 32 MiB of bodies in flight per gateway (the defaults)", bounded)}
 ${row("baseline: micro-batches of 500 identifies, bodies in flight unbounded", countOnly)}
+${row(`the defaults, with 5 MiB batch calls of ${fmt(BATCH_OPERATIONS)} identifies of 5 KiB (${BATCH_CONNECTIONS} connections)`, batches)}
 
 Both processes run with \`NODE_OPTIONS=${NODE_OPTIONS}\`, as k8s/base sets it. Pod memory limit in k8s/base: ${POD_LIMIT_MIB} MiB for each. ${
-      Math.max(bounded.gatewayPeakMiB, bounded.workerPeakMiB) < POD_LIMIT_MIB
+      Math.max(bounded.gatewayPeakMiB, bounded.workerPeakMiB, batches.gatewayPeakMiB, batches.workerPeakMiB) <
+      POD_LIMIT_MIB
         ? "Both stay under it with the default."
         : "**Over the limit with the default.**"
     }
 `;
-    writeResults("memory", { bounded, countOnly, podLimitMiB: POD_LIMIT_MIB }, markdown);
+    writeResults("memory", { bounded, countOnly, batches, podLimitMiB: POD_LIMIT_MIB }, markdown);
   } finally {
     await db.drop();
   }
