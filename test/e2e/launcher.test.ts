@@ -58,9 +58,9 @@ async function dashboardStatus(port: number, headers: Record<string, string> = {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase("launcher");
-  await db.sql`DROP SCHEMA public CASCADE`;
-  await db.sql`CREATE SCHEMA public`;
+  // Empty: the launcher migrates it. Not sharded under TEST_CITUS (the launcher's subject is
+  // the services it starts), and not emptied by dropping `public`, which Citus refuses once sharded.
+  db = await createTestDatabase("launcher", { migrated: false });
 });
 afterAll(async () => {
   await queue.cleanup();

@@ -10,18 +10,86 @@ export interface TestDatabase {
 }
 
 /**
- * TEST_CITUS=1 (with TEST_DATABASE_URL naming a Citus coordinator): each migrated database is
- * sharded as an operator would shard it, to run the suite on Citus (docs/scaling.md).
+ * TEST_CITUS (with TEST_DATABASE_URL naming a Citus coordinator): each migrated database is
+ * sharded as an operator would shard it, to run the suite on Citus (docs/scaling.md, "The suite
+ * on Citus"). `1`: one node that is both coordinator and worker. `multi`: the coordinator holds
+ * no shards and the workers of TEST_CITUS_WORKERS (host:port,host:port; by default the two ports
+ * after the coordinator's, as scripts/citus-cluster.sh starts them) hold them all.
  */
-const CITUS = process.env.TEST_CITUS === "1";
+const CITUS = process.env.TEST_CITUS === "1" || process.env.TEST_CITUS === "multi";
+export const CITUS_MULTI_NODE = process.env.TEST_CITUS === "multi";
 const CITUS_DISTRIBUTE = resolve(import.meta.dirname, "../../libs/db/citus/distribute.sql");
 
-/** One node that is both coordinator and worker, holding every shard. */
-async function prepareCitus(sql: Sql): Promise<void> {
+/** The workers' admin URLs (their "postgres" database), when the layout has workers of its own. */
+export const CITUS_WORKER_URLS: string[] = CITUS_MULTI_NODE
+  ? (
+      process.env.TEST_CITUS_WORKERS ??
+      [1, 2].map((n) => `${new URL(ADMIN_DATABASE_URL).hostname}:${ADMIN_DATABASE_PORT + n}`).join(",")
+    )
+      .split(",")
+      .map((node) => {
+        const url = new URL(ADMIN_DATABASE_URL);
+        url.host = node.trim();
+        return url.toString();
+      })
+  : [];
+
+/** `run` on each worker, connected to its copy of `database`. */
+async function onEachWorker(database: string, run: (worker: Sql) => Promise<unknown>): Promise<void> {
+  await Promise.all(
+    CITUS_WORKER_URLS.map(async (workerUrl) => {
+      const url = new URL(workerUrl);
+      url.pathname = `/${database}`;
+      const worker = connect(url.toString(), { max: 1 });
+      try {
+        await run(worker);
+      } finally {
+        await worker.end();
+      }
+    }),
+  );
+}
+
+/**
+ * Adding a node makes Citus copy the roles to it (`worker_create_or_alter_role`), and a role is
+ * a row every database of the worker shares: test files adding nodes to their databases at the
+ * same time collide on it, "tuple concurrently updated" on the worker, which the coordinator
+ * reports as a "failure on connection marked as essential". The loser is tried again after a pause.
+ */
+async function retryConcurrentUpdate<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await run();
+    } catch (error) {
+      if (
+        attempt >= 10 ||
+        !/tuple concurrently updated|failure on connection marked as essential/.test((error as Error).message)
+      )
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+    }
+  }
+}
+
+/**
+ * `1`: one node that is both coordinator and worker, holding every shard. `multi`: the database
+ * made on every worker too, with the extension, and the workers added to the coordinator's
+ * node list; the coordinator keeps no shards (Citus's default for it, said again here).
+ */
+async function prepareCitus(sql: Sql, name: string): Promise<void> {
   const { hostname } = new URL(ADMIN_DATABASE_URL);
+  await onEachWorker(name, (worker) => worker`CREATE EXTENSION citus`);
   await sql`CREATE EXTENSION citus`;
-  await sql`SELECT citus_set_coordinator_host(${hostname}, ${ADMIN_DATABASE_PORT})`;
-  await sql`SELECT citus_set_node_property(${hostname}, ${ADMIN_DATABASE_PORT}, 'shouldhaveshards', true)`;
+  await retryConcurrentUpdate(() => sql`SELECT citus_set_coordinator_host(${hostname}, ${ADMIN_DATABASE_PORT})`);
+  if (!CITUS_MULTI_NODE) {
+    await sql`SELECT citus_set_node_property(${hostname}, ${ADMIN_DATABASE_PORT}, 'shouldhaveshards', true)`;
+    return;
+  }
+  await sql`SELECT citus_set_node_property(${hostname}, ${ADMIN_DATABASE_PORT}, 'shouldhaveshards', false)`;
+  for (const workerUrl of CITUS_WORKER_URLS) {
+    const worker = new URL(workerUrl);
+    await retryConcurrentUpdate(() => sql`SELECT citus_add_node(${worker.hostname}, ${Number(worker.port)})`);
+  }
 }
 
 /** A new database of its own for one test file, migrated unless a test migrates it itself. */
@@ -30,11 +98,12 @@ export async function createTestDatabase(label: string, { migrated = true } = {}
   const admin = connect(ADMIN_DATABASE_URL, { max: 1 });
   await admin.unsafe(`CREATE DATABASE ${name}`);
   await admin.end();
+  if (migrated) await onEachWorker("postgres", (worker) => worker.unsafe(`CREATE DATABASE ${name}`));
   const url = new URL(ADMIN_DATABASE_URL);
   url.pathname = `/${name}`;
   const sql = connect(url.toString(), { max: 8 });
   if (migrated) {
-    if (CITUS) await prepareCitus(sql);
+    if (CITUS) await prepareCitus(sql, name);
     await migrate(sql);
     if (CITUS) await sql.unsafe(await readFile(CITUS_DISTRIBUTE, "utf8"));
   }
@@ -46,6 +115,8 @@ export async function createTestDatabase(label: string, { migrated = true } = {}
       const cleanup = connect(ADMIN_DATABASE_URL, { max: 1 });
       await cleanup.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await cleanup.end();
+      if (migrated)
+        await onEachWorker("postgres", (worker) => worker.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }

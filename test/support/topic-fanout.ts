@@ -1,5 +1,6 @@
 import { profileKeySecrets, type Sql } from "@cm/db";
 import { profileKeysWith } from "@cm/domain";
+import { CITUS_MULTI_NODE } from "./database";
 
 /** The ids of seeded profiles: u0000001, u0000002, … */
 export function seededId(n: number): string {
@@ -82,10 +83,15 @@ export async function lockProfile(sql: Sql, projectId: number, key: string): Pro
   };
 }
 
-/** Backends of this database waiting for a lock: the fan-out reached the locked profile. */
+/**
+ * Backends of this database waiting for a lock: the fan-out reached the locked profile. On a
+ * multi-node Citus the wait is on the worker holding the profile's shard, in a backend of its
+ * copy of the database: citus_stat_activity shows every node's.
+ */
 export async function lockWaiters(sql: Sql): Promise<number> {
+  const activity = sql(CITUS_MULTI_NODE ? "citus_stat_activity" : "pg_stat_activity");
   const [row] = await sql<{ waiting: number }[]>`
-    SELECT count(*)::integer AS waiting FROM pg_stat_activity
+    SELECT count(*)::integer AS waiting FROM ${activity}
      WHERE datname = current_database() AND wait_event_type = 'Lock'`;
   return (row as { waiting: number }).waiting;
 }

@@ -27,15 +27,28 @@ export async function insertTopic(sql: Db, topic: NewTopic): Promise<TopicRow> {
   return row as TopicRow;
 }
 
+/** The name index, or a Citus node's copy of it: its name followed by the copy's shard id. */
+const TOPIC_NAME_INDEX = /^topics_project_name_key(_\d+)?$/;
+/** The same, quoted in an error message, which quotes it whatever the server's language. */
+const TOPIC_NAME_INDEX_IN_MESSAGE = /(?<![\w$])topics_project_name_key(_\d+)?(?![\w$])/;
+
 /**
  * The unique index topics_project_name_key refused a name the project already has, ignoring
- * case; on Citus the index named is a node's copy of it, its name followed by a shard id.
+ * case. Postgres names the index in the error's constraint field; so does a Citus node that
+ * wrote its own copy of `topics` (a single node, or the coordinator's copy). A copy written on
+ * a worker fails there, and the coordinator forwards only the worker's code and message, the
+ * constraint field left out (Citus 13.2, remote_commands.c ReportResultError): then the message
+ * names the index. The message only: the detail quotes the refused name, which is the client's.
  */
 export function isDuplicateTopicName(error: unknown): boolean {
-  const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
-  return (
-    code === "23505" && typeof constraint_name === "string" && /^topics_project_name_key(_\d+)?$/.test(constraint_name)
-  );
+  const { code, constraint_name, message } = (error ?? {}) as {
+    code?: unknown;
+    constraint_name?: unknown;
+    message?: unknown;
+  };
+  if (code !== "23505") return false;
+  if (typeof constraint_name === "string") return TOPIC_NAME_INDEX.test(constraint_name);
+  return typeof message === "string" && TOPIC_NAME_INDEX_IN_MESSAGE.test(message);
 }
 
 export async function allTopicsOfProject(sql: Db, projectId: number): Promise<TopicRow[]> {
