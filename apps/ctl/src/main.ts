@@ -5,6 +5,7 @@ import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
 import { deleteEventsCommand } from "./commands/events";
 import { exportCommand } from "./commands/export";
+import { IMPORT_HELP, importCommand, importOptions } from "./commands/import";
 import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import {
   createKeyCommand,
@@ -36,6 +37,7 @@ const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's line
   journey status --id ID --status draft|active|paused|archived|cancelled
   events delete --project ID --user USER_ID [--from TIME] [--to TIME]
   export --project ID [--events] [--output FILE]   (NDJSON on stdout, or in FILE; its summary on stderr)
+  import --project ID [FILE|-] [--format F] [--state FILE] [--rejects FILE] [--restart] [column flags]   (ctl import --help)
   replay [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
   discard [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
   demo`;
@@ -56,6 +58,18 @@ const OPTIONS = {
   grace: { type: "string" },
   events: { type: "boolean" },
   output: { type: "string" },
+  format: { type: "string" },
+  state: { type: "string" },
+  rejects: { type: "string" },
+  restart: { type: "boolean" },
+  "id-column": { type: "string" },
+  "email-column": { type: "string" },
+  "phone-column": { type: "string" },
+  "stamp-column": { type: "string" },
+  "event-name-column": { type: "string" },
+  "event-id-column": { type: "string" },
+  "data-columns": { type: "string" },
+  "ignore-columns": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -97,11 +111,17 @@ async function run(argv: string[]): Promise<unknown> {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
   }
   const { values, positionals } = parsed;
+  if (values.help === true && positionals[0] === "import") return new HelpText(IMPORT_HELP);
   if (values.help === true || positionals[0] === "help") {
     return new HelpText(usageOf(positionals[0] === "help" ? positionals.slice(1) : positionals));
   }
-  // `journey import` is the one command followed by an argument (its FILE).
-  const command = positionals.slice(0, 2).join(" ") === "journey import" ? "journey import" : positionals.join(" ");
+  // `journey import` and `import` are the commands followed by an argument (their FILE).
+  const command =
+    positionals.slice(0, 2).join(" ") === "journey import"
+      ? "journey import"
+      : positionals[0] === "import"
+        ? "import"
+        : positionals.join(" ");
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-ctl" });
   const redis = { url: config.redisUrl, prefix: config.queuePrefix };
@@ -154,6 +174,14 @@ async function run(argv: string[]): Promise<unknown> {
             events: values.events === true,
             output: values.output ?? null,
           }),
+        );
+      case "import":
+        return new Summary(
+          await importCommand(
+            sql,
+            redis,
+            importOptions(integerOption(values, "project"), positionals.slice(1), values),
+          ),
         );
       case "demo":
         return await demoCommand(sql);

@@ -1,0 +1,465 @@
+import { hash } from "node:crypto";
+import { createReadStream, type ReadStream } from "node:fs";
+import { open, readFile, rename, stat, truncate, writeFile, appendFile } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
+import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
+import type { ProfileOperation, TrackedEvent } from "@cm/domain";
+import { addEventBatch, addIdentifyBatch, eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import { SingleBar } from "cli-progress";
+import { parse as parseCsv } from "csv-parse";
+import { CliError } from "../cli-error";
+import {
+  checkCsvHeader,
+  csvRowOperations,
+  exportLineOperations,
+  segmentLineOperations,
+  type Converted,
+  type CsvMapping,
+  type ImportContext,
+  type RecordPosition,
+} from "../import-records";
+
+/** Operations per job (a gateway micro-batch's size): the state file moves on after each. */
+const BATCH_OPERATIONS = 500;
+const STATE_VERSION = 1;
+
+export const IMPORT_FORMATS = ["ndjson", "csv", "vero", "segment", "customerio"] as const;
+export type ImportFormat = (typeof IMPORT_FORMATS)[number];
+
+export interface ImportOptions {
+  projectId: number;
+  /** A file, or null (or "-") for stdin. */
+  input: string | null;
+  format: ImportFormat | null;
+  /** Column flags of a CSV, over the preset's. */
+  columns: Partial<CsvMapping>;
+  state: string | null;
+  rejects: string | null;
+  /** Starts from the first line, whatever the state file says. */
+  restart: boolean;
+}
+
+export interface ImportSummary {
+  imported: number;
+  rejected: number;
+  /** Records a previous run had queued already (resumed). */
+  skipped: number;
+  profile_operations: number;
+  events: number;
+  rejects: string;
+}
+
+export const IMPORT_HELP = `usage: ctl import --project ID [FILE|-] [flags]   (docs/bulk.md "Import")
+  Profiles and events from NDJSON or CSV, FILE or stdin ("-" or none), queued as the API queues them.
+  --format ndjson|csv|vero|segment|customerio
+                        ndjson: the lines of ctl export (default, or csv for a .csv FILE);
+                        segment: Segment's identify/track messages, one a line;
+                        vero, customerio: CSV with that platform's columns (docs/bulk.md)
+  --state FILE          what a rerun continues from (default FILE.import-state.json; required for stdin)
+  --rejects FILE        one line per refused record (default FILE.rejects.ndjson)
+  --restart             start from the first line, whatever the state file says
+  CSV columns:
+  --id-column C         the user's id (default id)
+  --email-column C      the email, and the id of a user without one (default email)
+  --phone-column C      the phone number (default none)
+  --stamp-column C      the time of each row (ISO 8601 or Unix seconds); without it a row loses
+                        to every live update, and a later row of the file wins over an earlier one
+  --event-name-column C the CSV holds events: their name (rows are profiles without it)
+  --event-id-column C   the event's id (a UUID, or any text made into one), for exactly-once
+  --data-columns C1,C2  only these columns go into data (default: every column no flag names)
+  --ignore-columns C1,C2  columns left out of data
+  The summary {imported, rejected, skipped, ...} goes to stderr; a progress bar too, on a terminal.`;
+
+/** The command line's values as options. */
+export function importOptions(
+  projectId: number,
+  files: string[],
+  values: Record<string, string | boolean | undefined>,
+): ImportOptions {
+  if (files.length > 1) throw new CliError("import takes one FILE (or - for stdin)", 2);
+  const format = values.format;
+  if (format !== undefined && !IMPORT_FORMATS.includes(format as ImportFormat)) {
+    throw new CliError(`--format must be one of ${IMPORT_FORMATS.join(", ")}`, 2);
+  }
+  const text = (name: string) => (typeof values[name] === "string" ? (values[name] as string) : undefined);
+  const list = (name: string) =>
+    text(name)
+      ?.split(",")
+      .map((column) => column.trim())
+      .filter((column) => column !== "");
+  const columns: Partial<CsvMapping> = {};
+  const flags = {
+    idColumn: text("id-column"),
+    emailColumn: text("email-column"),
+    phoneColumn: text("phone-column"),
+    stampColumn: text("stamp-column"),
+    eventNameColumn: text("event-name-column"),
+    eventIdColumn: text("event-id-column"),
+    dataColumns: list("data-columns"),
+    ignoreColumns: list("ignore-columns"),
+  };
+  for (const [name, value] of Object.entries(flags)) {
+    if (value !== undefined) Object.assign(columns, { [name]: value });
+  }
+  return {
+    projectId,
+    input: files[0] ?? null,
+    format: (format as ImportFormat | undefined) ?? null,
+    columns,
+    state: text("state") ?? null,
+    rejects: text("rejects") ?? null,
+    restart: values.restart === true,
+  };
+}
+
+/** What names the input, so that a state file is never applied to another one. */
+interface SourceIdentity {
+  size: number | null;
+  mtimeMs: number | null;
+  /** SHA-256 of its first KiB (null for stdin: the state file names it). */
+  head: string | null;
+}
+
+interface ImportState {
+  version: number;
+  project: number;
+  format: ImportFormat;
+  source: SourceIdentity;
+  startedAt: number;
+  /** Every record up to this ordinal is queued (its jobs in Redis) or in the rejects file. */
+  done: number;
+  /** The rejects file's size once `done` was written: a resume cuts what came after. */
+  rejectsBytes: number;
+  finished: boolean;
+}
+
+const DEFAULT_MAPPING: CsvMapping = {
+  idColumn: "id",
+  emailColumn: "email",
+  phoneColumn: null,
+  stampColumn: null,
+  eventNameColumn: null,
+  eventIdColumn: null,
+  dataColumns: null,
+  ignoreColumns: [],
+};
+
+/**
+ * The presets of `--format` for CSV exports. Vero's profile CSV is `id`, `email` and one column
+ * per property (its import page's example); Customer.io's people export holds `id`, `email` and
+ * its own `cio_id` (left out of data). docs/bulk.md says what is and is not known of each.
+ */
+const PRESETS: Partial<Record<ImportFormat, Partial<CsvMapping>>> = {
+  vero: {},
+  customerio: { ignoreColumns: ["cio_id"] },
+};
+
+const isCsv = (format: ImportFormat) => format === "csv" || format === "vero" || format === "customerio";
+
+function formatOf(options: ImportOptions): ImportFormat {
+  if (options.format !== null) return options.format;
+  return options.input !== null && /\.csv$/i.test(options.input) ? "csv" : "ndjson";
+}
+
+async function identityOf(input: string | null): Promise<SourceIdentity> {
+  if (input === null) return { size: null, mtimeMs: null, head: null };
+  let info;
+  try {
+    info = await stat(input);
+  } catch {
+    throw new CliError(`cannot read ${input}`);
+  }
+  const file = await open(input, "r");
+  try {
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(1024), 0, 1024, 0);
+    return { size: info.size, mtimeMs: info.mtimeMs, head: hash("sha256", buffer.subarray(0, bytesRead), "hex") };
+  } finally {
+    await file.close();
+  }
+}
+
+async function readState(path: string): Promise<ImportState | null> {
+  let text;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    return JSON.parse(text) as ImportState;
+  } catch {
+    throw new CliError(`the state file ${path} is not JSON: remove it, or give --restart, to import from the start`);
+  }
+}
+
+/** Written whole, then renamed over the old one: a crash leaves one or the other, never half. */
+async function writeState(path: string, state: ImportState): Promise<void> {
+  await writeFile(`${path}.tmp`, JSON.stringify(state));
+  await rename(`${path}.tmp`, path);
+}
+
+/** The state to continue from, or a new one; refuses a state file of another source or project. */
+async function startingState(
+  path: string,
+  rejects: string,
+  fresh: ImportState,
+  restart: boolean,
+): Promise<ImportState> {
+  const kept = restart ? null : await readState(path);
+  if (kept === null) {
+    await writeFile(rejects, "");
+    return fresh;
+  }
+  const same =
+    kept.version === STATE_VERSION &&
+    kept.project === fresh.project &&
+    kept.format === fresh.format &&
+    JSON.stringify(kept.source) === JSON.stringify(fresh.source);
+  if (!same) {
+    throw new CliError(
+      `the state file ${path} is of another import (project, format or source differ): ` +
+        "remove it, give another --state, or give --restart, to import from the start",
+    );
+  }
+  try {
+    await truncate(rejects, kept.rejectsBytes);
+  } catch {
+    await writeFile(rejects, "");
+    kept.rejectsBytes = 0;
+  }
+  return kept;
+}
+
+/** One record of the input: its ordinal (what resuming counts), the line it ends on, its text. */
+interface InputRecord {
+  ordinal: number;
+  line: number;
+  input: unknown;
+  convert(at: RecordPosition): Converted;
+}
+
+async function* ndjsonRecords(
+  stream: Readable,
+  convertLine: (line: unknown, at: RecordPosition) => Converted,
+): AsyncGenerator<InputRecord> {
+  let ordinal = 0;
+  for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
+    ordinal += 1;
+    if (text.trim() === "") continue;
+    let value: unknown;
+    let readable = true;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      readable = false;
+    }
+    yield {
+      ordinal,
+      line: ordinal,
+      input: readable ? value : text,
+      convert: (at) => (readable ? convertLine(value, at) : { ok: false, reason: "the line is not valid JSON" }),
+    };
+  }
+}
+
+async function* csvRecords(
+  stream: Readable,
+  mapping: CsvMapping,
+  context: () => ImportContext,
+): AsyncGenerator<InputRecord> {
+  const parser = stream.pipe(parseCsv({ info: true, relax_column_count: true, bom: true, skip_empty_lines: true }));
+  let header: string[] | null = null;
+  let ordinal = 0;
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      if (header === null) {
+        header = record;
+        const problem = checkCsvHeader(header, mapping);
+        if (problem !== null) throw new CliError(problem);
+        continue;
+      }
+      ordinal += 1;
+      const columns = header;
+      const row = Object.fromEntries(columns.map((column, index) => [column, record[index] ?? ""]));
+      yield {
+        ordinal,
+        line: info.lines,
+        input: row,
+        convert: (at) =>
+          record.length !== columns.length
+            ? { ok: false, reason: `the row has ${record.length} fields where the header has ${columns.length}` }
+            : csvRowOperations(row, mapping, at, context()),
+      };
+    }
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    // A CSV the parser cannot read past (an unclosed quote): what came before is queued.
+    throw new CliError(`the CSV cannot be read: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Each record in turn. Bad input that stops the reading (a CSV the parser cannot read past)
+ * first queues what was read before it, so that nothing accepted is lost and a rerun starts there.
+ */
+async function eachRecord(
+  records: AsyncIterable<InputRecord>,
+  act: (record: InputRecord) => Promise<void>,
+  flush: () => Promise<void>,
+): Promise<void> {
+  try {
+    for await (const record of records) await act(record);
+  } catch (error) {
+    if (error instanceof CliError) await flush();
+    throw error;
+  }
+}
+
+function progressBar(size: number | null): SingleBar {
+  return new SingleBar({
+    stream: process.stderr,
+    format:
+      size === null
+        ? "import | {rows} rows | {rate} rows/s"
+        : "import |{bar}| {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}",
+  });
+}
+
+/**
+ * `ctl import --project ID [FILE]` (docs/bulk.md "Import"): profiles and events from NDJSON (the
+ * lines of `ctl export`, or Segment's messages) or CSV, from FILE or stdin, queued as the API
+ * queues them (the same jobs on the same queues), a batch at a time, the state file moved on
+ * after each, so that a rerun of the same command continues where the last one stopped.
+ */
+export async function importCommand(
+  sql: Sql,
+  redis: { url: string; prefix: string },
+  options: ImportOptions,
+): Promise<ImportSummary> {
+  const { projectId } = options;
+  const input = options.input === "-" ? null : options.input;
+  const format = formatOf(options);
+  if (input === null && options.state === null) {
+    throw new CliError("--state FILE is required when importing from stdin (it is what a rerun continues from)", 2);
+  }
+  const statePath = options.state ?? `${input}.import-state.json`;
+  const rejectsPath = options.rejects ?? `${input ?? statePath.replace(/\.json$/, "")}.rejects.ndjson`;
+  const mapping: CsvMapping = { ...DEFAULT_MAPPING, ...PRESETS[format], ...options.columns };
+  if (!isCsv(format) && Object.keys(options.columns).length > 0) {
+    throw new CliError("column flags are for CSV input (--format csv, vero or customerio)", 2);
+  }
+  if (!(await profileKeySecrets(sql, [projectId])).has(projectId)) {
+    throw new CliError(`project ${projectId} does not exist`);
+  }
+  const topics = await allTopicsOfProject(sql, projectId);
+  const source = await identityOf(input);
+  const fresh: ImportState = {
+    version: STATE_VERSION,
+    project: projectId,
+    format,
+    source,
+    startedAt: Date.now(),
+    done: 0,
+    rejectsBytes: 0,
+    finished: false,
+  };
+  const state = await startingState(statePath, rejectsPath, fresh, options.restart);
+  const context = (): ImportContext => ({
+    projectId,
+    topicIds: new Map(topics.map((topic) => [topic.name.toLowerCase(), topic.id])),
+    now: Date.now(),
+    startedAt: state.startedAt,
+    sourceKey: source.head ?? statePath,
+  });
+  const convertLine = format === "segment" ? segmentLineOperations : exportLineOperations;
+  const stream: Readable = input === null ? process.stdin : createReadStream(input);
+  const records = isCsv(format)
+    ? csvRecords(stream, mapping, context)
+    : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
+
+  const connection = producerConnection(redis.url);
+  const queues = { identify: identifyQueue(connection, redis.prefix), events: eventsQueue(connection, redis.prefix) };
+  const summary: ImportSummary = {
+    imported: 0,
+    rejected: 0,
+    skipped: 0,
+    profile_operations: 0,
+    events: 0,
+    rejects: rejectsPath,
+  };
+  const pending = { profile: [] as ProfileOperation[], events: [] as TrackedEvent[], rejects: [] as string[], last: 0 };
+  const bar = progressBar(source.size);
+  const started = Date.now();
+  let rows = 0;
+  let stopping = false;
+  const stop = () => (stopping = true);
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+
+  /** Queues what is pending, then writes its rejects, then moves the state on: nothing is counted before it is in Redis. */
+  const flush = async () => {
+    if (pending.last <= state.done) return;
+    await Promise.all([
+      pending.profile.length > 0 ? addIdentifyBatch(queues.identify, pending.profile) : null,
+      pending.events.length > 0 ? addEventBatch(queues.events, pending.events) : null,
+    ]);
+    if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
+    summary.profile_operations += pending.profile.length;
+    summary.events += pending.events.length;
+    state.rejectsBytes = (await stat(rejectsPath)).size;
+    state.done = pending.last;
+    await writeState(statePath, state);
+    Object.assign(pending, { profile: [], events: [], rejects: [] });
+  };
+
+  try {
+    bar.start(source.size ?? 0, 0, { rows: 0, rate: 0 });
+    await eachRecord(
+      records,
+      async (record) => {
+        if (record.ordinal <= state.done) {
+          summary.skipped += 1;
+          return;
+        }
+        const converted = record.convert({ ordinal: record.ordinal });
+        if (converted.ok) {
+          summary.imported += 1;
+          for (const queued of converted.operations) {
+            if (queued.queue === "profile-operations") pending.profile.push(queued.operation);
+            else if (queued.queue === "events") pending.events.push(queued.event);
+          }
+        } else {
+          summary.rejected += 1;
+          pending.rejects.push(
+            `${JSON.stringify({ line: record.line, reason: converted.reason, input: record.input })}\n`,
+          );
+        }
+        pending.last = record.ordinal;
+        rows += 1;
+        if (
+          pending.profile.length + pending.events.length >= BATCH_OPERATIONS ||
+          pending.rejects.length >= BATCH_OPERATIONS
+        ) {
+          await flush();
+          const read = (stream as ReadStream).bytesRead ?? 0;
+          bar.update(read, { rows, rate: Math.round((rows * 1000) / Math.max(1, Date.now() - started)) });
+          if (stopping) throw new CliError(`stopped at line ${record.line}: run the same command again to continue`);
+        }
+      },
+      flush,
+    );
+    await flush();
+    state.finished = true;
+    await writeState(statePath, state);
+    bar.update(source.size ?? 0, { rows, rate: Math.round((rows * 1000) / Math.max(1, Date.now() - started)) });
+  } finally {
+    bar.stop();
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    stream.destroy();
+    await Promise.all([queues.identify.close(), queues.events.close()]);
+    connection.disconnect();
+  }
+  return summary;
+}

@@ -1,0 +1,288 @@
+import { hash } from "node:crypto";
+import {
+  MAX_FUTURE_SKEW_MS,
+  parseOperation,
+  parseTimestamp,
+  type OperationType,
+  type QueuedOperation,
+} from "@cm/domain";
+
+// What `ctl import` (docs/bulk.md "Import") makes of one input record: the operations the users
+// API would queue for it, each read by the very parser of its single call (parseOperation), or
+// the reason the whole record is refused. Pure: no file, queue or database here.
+
+/** What the command knows besides the record. */
+export interface ImportContext {
+  projectId: number;
+  /** The project's topics by name, lower-cased (names are unique ignoring case). */
+  topicIds: ReadonlyMap<string, number>;
+  /** Now, for the future-skew check (ms). */
+  now: number;
+  /** When the import first started (kept in its state file): the time of events that carry none. */
+  startedAt: number;
+  /** Names the source, for the event ids of records that carry none (stable across resumes). */
+  sourceKey: string;
+}
+
+/** A record's position: its ordinal (1-based, what resuming counts) stamps it when the file gives no time. */
+export interface RecordPosition {
+  ordinal: number;
+}
+
+export type Converted = { ok: true; operations: QueuedOperation[] } | { ok: false; reason: string };
+
+/** How the columns of a CSV map to fields (flags or a `--format` preset). */
+export interface CsvMapping {
+  idColumn: string;
+  emailColumn: string;
+  phoneColumn: string | null;
+  stampColumn: string | null;
+  /** Set: the CSV holds events, one a row, of the user `idColumn` (or `emailColumn`) names. */
+  eventNameColumn: string | null;
+  eventIdColumn: string | null;
+  /** Only these columns go into `data`; null: every column no other flag names. */
+  dataColumns: string[] | null;
+  /** Columns left out of `data` (a preset's bookkeeping columns). */
+  ignoreColumns: string[];
+}
+
+class Refused extends Error {}
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** One operation of `type` from plain fields, stamped `t` (the API stamps with its receive time). */
+function operation(
+  type: OperationType,
+  fields: object,
+  t: number,
+  context: ImportContext,
+  eventId = "",
+): QueuedOperation {
+  // Import keeps Vero's content rule off: the event's id (from the file, or from its place in
+  // it) makes a record imported twice one event, and two equal events the file holds stay two.
+  const parsed = parseOperation(type, fields, {
+    projectId: context.projectId,
+    receivedAt: t,
+    eventId,
+    dedupWindowMs: 0,
+  });
+  if (!parsed.ok) throw new Refused(parsed.problems.map((problem) => problem.message).join("; "));
+  return parsed.value;
+}
+
+/** A time of the file: ISO 8601 with a zone or Unix seconds, at most 5 minutes ahead. */
+function fileTime(value: unknown, name: string, context: ImportContext): number {
+  const t = typeof value === "string" || typeof value === "number" ? parseTimestamp(value) : null;
+  if (t === null) throw new Refused(`${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`);
+  if (t > context.now + MAX_FUTURE_SKEW_MS) throw new Refused(`${name} must not be more than 5 minutes in the future`);
+  return t;
+}
+
+/**
+ * An event id that is the same however often the record is imported (a resume sends the records
+ * of its last batch again): the events table keeps each (project, user, time, id) once. UUID-shaped,
+ * from a SHA-256 of the source and what names the event in it.
+ */
+export function importEventId(sourceKey: string, name: string): string {
+  const hex = hash("sha256", `${sourceKey}\0${name}`, "hex");
+  const variant = ((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function converted(convert: () => QueuedOperation[]): Converted {
+  try {
+    return { ok: true, operations: convert() };
+  } catch (error) {
+    if (error instanceof Refused) return { ok: false, reason: error.message };
+    throw error;
+  }
+}
+
+const fieldsOf = (line: unknown): Record<string, unknown> => {
+  if (line === null || typeof line !== "object" || Array.isArray(line))
+    throw new Refused("a line must be a JSON object");
+  return line as Record<string, unknown>;
+};
+
+/** Topic choices by name, as the target project numbers them; an unknown name refuses the line. */
+function topicChoices(topics: unknown, context: ImportContext) {
+  if (topics === undefined || topics === null) return [];
+  if (typeof topics !== "object" || Array.isArray(topics))
+    throw new Refused("topics must be an object of name: status");
+  return Object.entries(topics as Record<string, unknown>).map(([name, status]) => {
+    const id = context.topicIds.get(name.toLowerCase());
+    if (id === undefined) {
+      throw new Refused(`topic "${name}" does not exist in project ${context.projectId}; create it (ctl topic create)`);
+    }
+    return { id, status };
+  });
+}
+
+/**
+ * A profile line of `ctl export` (ExportedProfileLine). Its `created_at` stamps its creation and
+ * the reidentifies of its `previous_ids`, its `updated_at` every value; a line without them is
+ * stamped by its position.
+ */
+function profileLineOperations(line: Record<string, unknown>, at: RecordPosition, context: ImportContext) {
+  const updated = line.updated_at === undefined ? at.ordinal : fileTime(line.updated_at, "updated_at", context);
+  const created =
+    line.created_at === undefined ? updated : Math.min(updated, fileTime(line.created_at, "created_at", context));
+  const { id } = line;
+  const operations: QueuedOperation[] = [];
+  const previous = line.previous_ids ?? [];
+  if (!Array.isArray(previous)) throw new Refused("previous_ids must be a list of ids");
+  // Each old id is a profile, then linked to `id`: its row keeps the old id, as the source's did.
+  for (const old of previous) {
+    operations.push(operation("identify", { id: old }, created, context));
+    operations.push(operation("reidentify", { id: old, new_id: id }, created, context));
+  }
+  if (created < updated) operations.push(operation("identify", { id }, created, context));
+  const topics = topicChoices(line.topics, context);
+  operations.push(
+    operation(
+      "identify",
+      {
+        id,
+        email: line.email,
+        phone_number: line.phone_number,
+        channels: line.channels,
+        data: line.data,
+        ...(topics.length > 0 ? { preferences: { topics } } : {}),
+      },
+      updated,
+      context,
+    ),
+  );
+  const tags = line.tags ?? [];
+  if (!Array.isArray(tags)) throw new Refused("tags must be a list");
+  if (tags.length > 0) operations.push(operation("tags", { id, add: tags }, updated, context));
+  if (line.unsubscribed !== undefined && line.unsubscribed !== null) {
+    if (typeof line.unsubscribed !== "boolean") throw new Refused("unsubscribed must be true or false");
+    operations.push(operation(line.unsubscribed ? "unsubscribe" : "resubscribe", { id }, updated, context));
+  }
+  return operations;
+}
+
+/** An event line of `ctl export` (ExportedEventLine): its time, its id, its receive time kept. */
+function eventLineOperations(line: Record<string, unknown>, at: RecordPosition, context: ImportContext) {
+  const t = line.created_at === undefined ? context.startedAt : fileTime(line.created_at, "created_at", context);
+  const received = line.received_at === undefined ? t : Math.max(t, fileTime(line.received_at, "received_at", context));
+  const eventId =
+    typeof line.id === "string" && UUID.test(line.id)
+      ? line.id.toLowerCase()
+      : importEventId(context.sourceKey, `line ${at.ordinal}`);
+  const body = {
+    identity: { id: line.user_id },
+    event_name: line.event_name,
+    data: line.data,
+    extras: { created_at: iso(t), ...(typeof line.source === "string" ? { source: line.source } : {}) },
+  };
+  return [operation("track", body, received, context, eventId)];
+}
+
+/** One line of the NDJSON `ctl export` writes: `type` "profile" or "event". */
+export function exportLineOperations(line: unknown, at: RecordPosition, context: ImportContext): Converted {
+  return converted(() => {
+    const fields = fieldsOf(line);
+    if (fields.type === "profile") return profileLineOperations(fields, at, context);
+    if (fields.type === "event") return eventLineOperations(fields, at, context);
+    throw new Refused('type must be "profile" or "event"');
+  });
+}
+
+/**
+ * One message of Segment's spec (identify or track, as its raw archives and its warehouse
+ * exports hold them): `userId` (else `anonymousId`), `traits` (their `email` the email) or
+ * `event` and `properties`, `timestamp` the stamp, `messageId` the event's id.
+ */
+export function segmentLineOperations(line: unknown, at: RecordPosition, context: ImportContext): Converted {
+  return converted(() => {
+    const fields = fieldsOf(line);
+    const id = fields.userId ?? fields.user_id ?? fields.anonymousId ?? fields.anonymous_id;
+    const time = fields.timestamp ?? fields.sentAt ?? fields.receivedAt;
+    if (fields.type === "identify") {
+      const t = time === undefined ? at.ordinal : fileTime(time, "timestamp", context);
+      const traits = (fields.traits ?? {}) as Record<string, unknown>;
+      const { email, phone, ...data } = typeof traits === "object" ? traits : {};
+      return [operation("identify", { id, email, phone_number: phone, data }, t, context)];
+    }
+    if (fields.type === "track") {
+      const t = time === undefined ? context.startedAt : fileTime(time, "timestamp", context);
+      const name = typeof fields.messageId === "string" ? `message ${fields.messageId}` : `line ${at.ordinal}`;
+      const body = {
+        identity: { id },
+        event_name: fields.event,
+        data: fields.properties,
+        extras: { created_at: iso(t) },
+      };
+      return [operation("track", body, t, context, importEventId(context.sourceKey, name))];
+    }
+    throw new Refused(`type must be "identify" or "track" (a Segment message); it is ${JSON.stringify(fields.type)}`);
+  });
+}
+
+/** The CSV header checked against the mapping: the columns it names must be there. */
+export function checkCsvHeader(header: readonly string[], mapping: CsvMapping): string | null {
+  const named = [
+    mapping.stampColumn,
+    mapping.eventNameColumn,
+    mapping.eventIdColumn,
+    mapping.phoneColumn,
+    ...(mapping.dataColumns ?? []),
+  ];
+  const missing = named.filter((column): column is string => column !== null && !header.includes(column));
+  if (!header.includes(mapping.idColumn) && !header.includes(mapping.emailColumn)) {
+    missing.unshift(`${mapping.idColumn} or ${mapping.emailColumn}`);
+  }
+  return missing.length === 0 ? null : `the CSV header has no column ${missing.join(", ")}`;
+}
+
+/**
+ * One CSV row (its header's names → its cells). An empty cell is a value not given. `data` is
+ * every column no flag names (or `--data-columns`), as text: CSV has no types.
+ */
+export function csvRowOperations(
+  row: Readonly<Record<string, string>>,
+  mapping: CsvMapping,
+  at: RecordPosition,
+  context: ImportContext,
+): Converted {
+  return converted(() => {
+    const cell = (column: string | null) => (column === null || row[column] === "" ? undefined : row[column]);
+    const named = new Set(
+      [
+        mapping.idColumn,
+        mapping.emailColumn,
+        mapping.phoneColumn,
+        mapping.stampColumn,
+        mapping.eventNameColumn,
+        mapping.eventIdColumn,
+        ...mapping.ignoreColumns,
+      ].filter((column) => column !== null),
+    );
+    const dataColumns = mapping.dataColumns ?? Object.keys(row).filter((column) => !named.has(column));
+    const data = Object.fromEntries(dataColumns.flatMap((column) => (row[column] ? [[column, row[column]]] : [])));
+    const stamp = cell(mapping.stampColumn);
+    const id = cell(mapping.idColumn);
+    const email = cell(mapping.emailColumn);
+    if (mapping.eventNameColumn !== null) {
+      const t = stamp === undefined ? context.startedAt : fileTime(stamp, mapping.stampColumn as string, context);
+      const given = cell(mapping.eventIdColumn);
+      const eventId =
+        given !== undefined && UUID.test(given)
+          ? given.toLowerCase()
+          : importEventId(context.sourceKey, given === undefined ? `row ${at.ordinal}` : `id ${given}`);
+      const body = {
+        identity: { id, email },
+        event_name: cell(mapping.eventNameColumn),
+        data,
+        extras: { created_at: iso(t) },
+      };
+      return [operation("track", body, t, context, eventId)];
+    }
+    const t = stamp === undefined ? at.ordinal : fileTime(stamp, mapping.stampColumn as string, context);
+    return [operation("identify", { id, email, phone_number: cell(mapping.phoneColumn), data }, t, context)];
+  });
+}

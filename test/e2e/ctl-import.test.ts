@@ -1,0 +1,300 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ExportedEventLine, ExportedProfileLine, Profile } from "@cm/domain";
+import { eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import { childEnv } from "../support/env";
+import { runCtl, startChild } from "../support/processes";
+import { createTestProject, type TestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+let stack: TestStack;
+let base: string;
+let env: NodeJS.ProcessEnv;
+let dir: string;
+
+async function send(project: TestProject, path: string, body: object, method = "POST") {
+  const response = await fetch(`${base}/api/v2${path}?auth_token=${project.authToken}`, {
+    method,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBe(200);
+}
+
+async function read(project: TestProject, id: string): Promise<Profile | null> {
+  const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}`, {
+    headers: { authorization: project.apiKey },
+  });
+  return response.status === 200 ? ((await response.json()) as Profile) : null;
+}
+
+type Line = ExportedProfileLine | ExportedEventLine;
+
+const order = (line: Omit<Line, "updated_at">) =>
+  line.type === "profile" ? `${line.id}\0` : `${line.user_id}\0${line.created_at}\0${line.id}`;
+
+/**
+ * A project's export, as its profile reads show it, by id (an export goes in key order, and keys
+ * are hashed with a secret of each project); `updated_at` is when a row was last written, so it
+ * is left out.
+ */
+async function exported(project: TestProject): Promise<Omit<Line, "updated_at">[]> {
+  const result = await runCtl(env, ["export", "--project", String(project.id), "--events"]);
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout
+    .trim()
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((text) => {
+      const line = JSON.parse(text) as Line;
+      if (line.type === "event") return line;
+      const { updated_at: _updated, ...rest } = line;
+      return rest;
+    })
+    .sort((a, b) => order(a).localeCompare(order(b)));
+}
+
+async function importFile(project: TestProject, args: string[]) {
+  const result = await runCtl(env, ["import", "--project", String(project.id), ...args]);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stderr.trim().split("\n").pop() as string) as {
+    imported: number;
+    rejected: number;
+    skipped: number;
+  };
+}
+
+/** Until no job waits in either batch queue (nothing left to apply). */
+async function drained(): Promise<void> {
+  const connection = producerConnection(stack.config.redisUrl);
+  const queues = [
+    identifyQueue(connection, stack.config.queuePrefix),
+    eventsQueue(connection, stack.config.queuePrefix),
+  ];
+  try {
+    await waitFor(
+      "the queues drained",
+      async () => {
+        const counts = await Promise.all(
+          queues.map((queue) => queue.getJobCounts("waiting", "active", "delayed", "prioritized")),
+        );
+        return counts.every((count) => Object.values(count).every((n) => n === 0)) ? true : undefined;
+      },
+      120_000,
+    );
+  } finally {
+    await Promise.all(queues.map((queue) => queue.close()));
+    connection.disconnect();
+  }
+}
+
+beforeAll(async () => {
+  stack = await createTestStack("ctl_import");
+  base = (await stack.gateway()).url;
+  await stack.worker();
+  env = childEnv(stack.config);
+  dir = mkdtempSync(join(tmpdir(), "ctl-import-"));
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await stack.close();
+});
+
+describe("ctl import", () => {
+  it("imports an export into an empty project, giving the same profile reads (round trip)", async () => {
+    const a = stack.project;
+    const news = await a.topic("News", "subscribed");
+    await a.topic("Offers", "unsubscribed");
+    for (let n = 0; n < 20; n += 1) {
+      await send(a, "/users/track", { id: `rt-${n}`, email: `rt-${n}@example.com`, data: { n, nested: { k: [n] } } });
+    }
+    await send(a, "/users/track", { email: "only@example.com", data: { plan: "free" } });
+    await send(a, "/users/track", {
+      id: "rt-1",
+      channels: [{ type: "push", address: "tok-1", platform: "ios" }],
+      preferences: { topics: [{ id: news, status: "unsubscribed" }] },
+    });
+    await send(a, "/users/tags/edit", { id: "rt-2", add: ["vip", "beta"] }, "PUT");
+    await send(a, "/users/unsubscribe", { id: "rt-3" });
+    await send(a, "/users/reidentify", { id: "rt-4", new_id: "rt-4b" }, "PUT");
+    await send(a, "/users/delete", { id: "rt-5" });
+    for (const name of ["Viewed", "Bought", "Viewed"]) {
+      await send(a, "/events/track", { identity: { id: "rt-6" }, event_name: name, data: { name } });
+    }
+    await send(a, "/events/track", { identity: { id: "rt-4" }, event_name: "Renamed" });
+    await drained();
+    const source = await exported(a);
+    expect(source.filter((line) => line.type === "event")).toHaveLength(3);
+
+    const file = join(dir, "round-trip.ndjson");
+    const result = await runCtl(env, ["export", "--project", String(a.id), "--events", "--output", file]);
+    expect(result.code, result.stderr).toBe(0);
+    const b = await createTestProject(stack.db.sql, "Round trip");
+    await b.topic("News", "subscribed");
+    await b.topic("Offers", "unsubscribed");
+    const summary = await importFile(b, [file]);
+    expect(summary).toMatchObject({ imported: source.length, rejected: 0, skipped: 0 });
+    await drained();
+    expect(await exported(b)).toEqual(source);
+    for (const id of ["rt-1", "rt-2", "rt-3", "rt-4", "rt-4b", "rt-5", "only@example.com"]) {
+      const [inA, inB] = await Promise.all([read(a, id), read(b, id)]);
+      const topics = (profile: Profile | null) => profile?.topics.map(({ id: _id, ...topic }) => topic);
+      expect({ ...inB, topics: topics(inB), updated_at: null }).toEqual({
+        ...inA,
+        topics: topics(inA),
+        updated_at: null,
+      });
+    }
+  });
+
+  it("reads CSV with column flags, refuses bad rows into the rejects file, and never beats live data", async () => {
+    const c = await createTestProject(stack.db.sql, "CSV");
+    await send(c, "/users/track", { id: "gone", email: "gone@example.com" });
+    await waitFor("gone applied", async () => ((await read(c, "gone")) === null ? undefined : true));
+    await send(c, "/users/delete", { id: "gone" });
+    await waitFor("gone erased", async () => ((await read(c, "gone")) === null ? true : undefined));
+
+    const file = join(dir, "people.csv");
+    writeFileSync(
+      file,
+      [
+        "user_id,mail,plan,city",
+        "u1,u1@example.com,free,Oslo",
+        "u2,u2@example.com,free,",
+        'u1,,pro,"Bergen, Norway"',
+        "gone,gone@example.com,back,",
+        "bad,not-an-email,x,y",
+        "short,s@example.com",
+      ].join("\n") + "\n",
+    );
+    const args = [file, "--id-column", "user_id", "--email-column", "mail"];
+    const summary = await importFile(c, args);
+    expect(summary).toEqual(expect.objectContaining({ imported: 4, rejected: 2, skipped: 0 }));
+    const rejects = readFileSync(`${file}.rejects.ndjson`, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(rejects).toEqual([
+      {
+        line: 6,
+        reason: expect.stringContaining("email"),
+        input: { user_id: "bad", mail: "not-an-email", plan: "x", city: "y" },
+      },
+      {
+        line: 7,
+        reason: "the row has 2 fields where the header has 4",
+        input: expect.objectContaining({ user_id: "short" }),
+      },
+    ]);
+    await drained();
+    const u1 = await read(c, "u1");
+    expect(u1).toMatchObject({ id: "u1", email: "u1@example.com", data: { plan: "pro", city: "Bergen, Norway" } });
+    expect(await read(c, "gone")).toBeNull();
+
+    // The same command again: its state file says it is done.
+    expect(await importFile(c, args)).toEqual(expect.objectContaining({ imported: 0, skipped: 6 }));
+    // A live update, then the whole file again: the file's values lose.
+    await send(c, "/users/edit", { id: "u2", changes: { plan: "live" } }, "PUT");
+    await waitFor("the live edit", async () => ((await read(c, "u2"))?.data.plan === "live" ? true : undefined));
+    expect(await importFile(c, [...args, "--restart"])).toEqual(expect.objectContaining({ imported: 4, skipped: 0 }));
+    await drained();
+    expect((await read(c, "u2"))?.data).toEqual({ plan: "live" });
+    expect(await read(c, "gone")).toBeNull();
+  });
+
+  it("imports events from CSV once, however often the file is imported", async () => {
+    const d = await createTestProject(stack.db.sql, "Events CSV");
+    const file = join(dir, "events.csv");
+    const at = Date.now() - 3_600_000;
+    const rows = Array.from(
+      { length: 50 },
+      (_, n) => `e-${n % 5},Opened,${new Date(at + n * 1000).toISOString()},${n}`,
+    );
+    writeFileSync(file, ["id,event,time,n", ...rows].join("\n"));
+    const args = [file, "--event-name-column", "event", "--stamp-column", "time"];
+    expect(await importFile(d, args)).toEqual(expect.objectContaining({ imported: 50, rejected: 0 }));
+    expect(await importFile(d, [...args, "--restart"])).toEqual(expect.objectContaining({ imported: 50 }));
+    await drained();
+    const [{ n }] = await stack.db.sql<{ n: number }[]>`
+      SELECT count(*)::integer AS n FROM events WHERE project_id = ${d.id}`;
+    expect(n).toBe(50);
+    expect((await read(d, "e-1"))?.event_count).toBe(10);
+  });
+
+  it("continues after a kill where it stopped, and the result equals an uninterrupted import", async () => {
+    const file = join(dir, "resume.ndjson");
+    const at = Date.now() - 3_600_000;
+    const lines: string[] = [];
+    for (let n = 0; n < 15_000; n += 1) {
+      const id = `r-${n % 5_000}`;
+      lines.push(
+        JSON.stringify({ type: "profile", id, email: `${id}@example.com`, data: { n }, tags: n % 3 ? [] : [`t${n}`] }),
+      );
+      lines.push(
+        JSON.stringify({
+          type: "event",
+          user_id: id,
+          event_name: "Seen",
+          data: { n },
+          created_at: new Date(at + n).toISOString(),
+        }),
+      );
+    }
+    writeFileSync(file, lines.join("\n"));
+    const whole = await createTestProject(stack.db.sql, "Uninterrupted");
+    expect(await importFile(whole, [file, "--state", join(dir, "whole.json")])).toMatchObject({ imported: 30_000 });
+
+    const cut = await createTestProject(stack.db.sql, "Interrupted");
+    const state = join(dir, "cut.json");
+    const child = startChild("apps/ctl/dist/main.js", env, [
+      "import",
+      "--project",
+      String(cut.id),
+      file,
+      "--state",
+      state,
+    ]);
+    const killedAt = await waitFor(
+      "a state file part of the way",
+      async () => {
+        try {
+          const kept = JSON.parse(readFileSync(state, "utf8")) as { done: number; finished: boolean };
+          if (kept.done > 0) {
+            child.child.kill("SIGKILL");
+            return kept;
+          }
+        } catch {
+          // not written yet
+        }
+        await sleep(1);
+        return undefined;
+      },
+      60_000,
+    );
+    await child.exited;
+    expect(killedAt.finished).toBe(false);
+    const resumed = await importFile(cut, [file, "--state", state]);
+    expect(resumed.skipped).toBeGreaterThan(0);
+    expect(resumed.skipped + resumed.imported).toBe(30_000);
+    await drained();
+    const [left, right] = await Promise.all([exported(whole), exported(cut)]);
+    expect(left).toHaveLength(5_000 + 15_000);
+    expect(right).toEqual(left);
+  });
+
+  it("refuses a state file of another source, and stdin without --state", async () => {
+    const file = join(dir, "other.ndjson");
+    writeFileSync(file, `${JSON.stringify({ type: "profile", id: "x" })}\n`);
+    const state = join(dir, "cut.json");
+    const other = await runCtl(env, ["import", "--project", String(stack.project.id), file, "--state", state]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("is of another import");
+    const stdin = await runCtl(env, ["import", "--project", String(stack.project.id)]);
+    expect(stdin.code).toBe(2);
+    expect(stdin.stderr).toContain("--state FILE is required");
+  });
+});
