@@ -6,7 +6,18 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./lib.mjs";
 
-const ALL = ["identify", "events", "batch", "memory", "topics", "journeys", "profile-list", "write-cost", "scale"];
+const ALL = [
+  "identify",
+  "events",
+  "batch",
+  "import",
+  "memory",
+  "topics",
+  "journeys",
+  "profile-list",
+  "write-cost",
+  "scale",
+];
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ALL;
 
 for (const name of chosen) {

@@ -158,10 +158,13 @@ function profileLineOperations(line: Record<string, unknown>, at: RecordPosition
   const tags = line.tags ?? [];
   if (!Array.isArray(tags)) throw new Refused("tags must be a list");
   if (tags.length > 0) operations.push(operation("tags", { id, add: tags }, updated, context));
-  if (line.unsubscribed !== undefined && line.unsubscribed !== null) {
-    if (typeof line.unsubscribed !== "boolean") throw new Refused("unsubscribed must be true or false");
-    operations.push(operation(line.unsubscribed ? "unsubscribe" : "resubscribe", { id }, updated, context));
+  if (line.unsubscribed !== undefined && line.unsubscribed !== null && typeof line.unsubscribed !== "boolean") {
+    throw new Refused("unsubscribed must be true or false");
   }
+  // false is every profile's state until an unsubscribe, so it sends nothing: a resubscribe for
+  // it was a third of an import's operations, and an export line cannot tell a profile never
+  // unsubscribed apart from one resubscribed: it has no news to override the target's unsubscribe.
+  if (line.unsubscribed === true) operations.push(operation("unsubscribe", { id }, updated, context));
   return operations;
 }
 
