@@ -1,10 +1,11 @@
 // Import benchmark: profiles imported per second by `ctl import` of an NDJSON file (the lines of
 // `ctl export`) into an empty project, until one worker process has applied them all, beside a
 // bare COPY of the same rows, as the workers store them, into a copy of the profiles table; in
-// turns, medians of the runs. Usage: npm run build && node bench/import.mjs
+// turns, medians of the runs; then `ctl export` of the imported project, beside a bare COPY of
+// its rows to a file. Usage: npm run build && node bench/import.mjs
 // (BENCH_RUNS=5 for more runs, BENCH_IMPORT_PROFILES for the file's size)
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -78,6 +79,48 @@ function copyChunks(secret) {
   return chunks;
 }
 
+/** The projects imported so far: each round's export reads the one its import made. */
+const importedProjects = [];
+
+/** `ctl export` of the latest imported project to a file, timed from the ctl's start to its end. */
+async function exportOnce(databaseUrl, dir) {
+  const projectId = importedProjects[importedProjects.length - 1];
+  const output = join(dir, `${projectId}.export.ndjson`);
+  const started = performance.now();
+  // Its stdout is empty with --output (the summary goes to stderr): not ctl()'s JSON answer.
+  execFileSync(
+    process.execPath,
+    [join(ROOT, "apps/ctl/dist/main.js"), "export", "--project", String(projectId), "--output", output],
+    {
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: "ignore",
+    },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { rowsPerSec: PROFILES / seconds, seconds };
+}
+
+/**
+ * Its baseline: the same project's rows, as stored, by one bare COPY to a file, on a connection
+ * of its own (a COPY TO left the shared one unusable for the next round's queries).
+ */
+async function copyOutOnce(databaseUrl, dir) {
+  const projectId = importedProjects[importedProjects.length - 1];
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const started = performance.now();
+    // COPY takes no parameters; the id is the bench's own integer.
+    const readable = await sql
+      .unsafe(`COPY (SELECT * FROM profiles WHERE project_id = ${Number(projectId)}) TO STDOUT`)
+      .readable();
+    await pipeline(readable, createWriteStream(join(dir, `${projectId}.copy`)));
+    const seconds = (performance.now() - started) / 1000;
+    return { rowsPerSec: PROFILES / seconds, seconds };
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
 /** One import: a new project, the ctl's import of the file, and one worker until every profile is applied. */
 async function importOnce(databaseUrl, sql, file, dir) {
   const { project } = ctl(databaseUrl, ["project", "create", "--name", "import bench"]);
@@ -115,6 +158,7 @@ async function importOnce(databaseUrl, sql, file, dir) {
     const [{ profiles }] =
       await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
     if (profiles !== PROFILES) throw new Error(`${profiles} profiles applied of ${PROFILES}`);
+    importedProjects.push(project.id);
     return { rowsPerSec: PROFILES / seconds, seconds, queuedSeconds };
   } finally {
     await worker.stop();
@@ -150,17 +194,22 @@ async function main() {
     const results = await repeatInTurns({
       "ctl import + 1 worker": () => importOnce(db.url, sql, file, dir),
       "bare COPY": () => copyOnce(sql, chunks),
+      "ctl export": () => exportOnce(db.url, dir),
+      "bare COPY TO": () => copyOutOnce(db.url, dir),
     });
+    const exported = results["ctl export"].median;
+    const copyOut = results["bare COPY TO"].median;
     const imported = results["ctl import + 1 worker"].median;
     const copy = results["bare COPY"].median;
     const share = imported.rowsPerSec / copy.rowsPerSec;
     const fmt = (n) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
     const markdown = `
-### Import (medians of ${RUNS} runs, ${fmt(PROFILES)} profiles, 2-core machine)
+### Import and export (medians of ${RUNS} runs, ${fmt(PROFILES)} profiles, 2-core machine)
 
 | Measurement | Result | Baseline in the same run | Target |
 |---|---|---|---|
 | \`ctl import\` of the NDJSON lines of \`ctl export\` into an empty project, until one worker has applied every profile | **${fmt(imported.rowsPerSec)} profiles/s** (queued by the ctl in ${imported.queuedSeconds.toFixed(1)} s of ${imported.seconds.toFixed(1)} s) | bare \`COPY\` of the same rows, as the workers store them, into a copy of the profiles table: ${fmt(copy.rowsPerSec)} rows/s → ${fmt(100 * share)}% | ≥ ${TARGET_SHARE * 100}% of COPY: ${share >= TARGET_SHARE ? "met" : "not met"} |
+| \`ctl export\` of that project to a file (one snapshot, a line per profile, as read) | **${fmt(exported.rowsPerSec)} profiles/s** | bare \`COPY (SELECT * FROM profiles WHERE project_id = …) TO STDOUT\` into a file: ${fmt(copyOut.rowsPerSec)} rows/s → ${fmt((100 * exported.rowsPerSec) / copyOut.rowsPerSec)}% | none set |
 
 A profile line here is two identifies (its creation at \`created_at\`, its values at \`updated_at\`) and, on one line in ten, a tags edit, queued as the API queues them and applied by the worker with every rule. On two cores the ctl, the worker, Postgres and Redis share the CPU: the ctl alone queues the file at about 50,000 lines/s.
 `;
