@@ -93,9 +93,11 @@ const KEY_CHUNK = 10_000;
 export async function pruneEventKeys(sql: Sql, before: number): Promise<number> {
   let removed = 0;
   for (;;) {
+    // By primary key, not ctid: Citus cannot plan a DELETE by ctid of a distributed table.
     const rows = await sql`
-      DELETE FROM event_keys
-       WHERE ctid = ANY(ARRAY(SELECT ctid FROM event_keys WHERE expires_at < ${before} LIMIT ${KEY_CHUNK}))
+      DELETE FROM event_keys AS k
+       USING (SELECT project_id, key FROM event_keys WHERE expires_at < ${before} LIMIT ${KEY_CHUNK}) AS expired
+       WHERE k.project_id = expired.project_id AND k.key = expired.key
       RETURNING 1`;
     removed += rows.length;
     if (rows.length < KEY_CHUNK) return removed;

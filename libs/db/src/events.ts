@@ -101,11 +101,13 @@ export async function eraseUserEvents(
   if (erased.length === 0) return 0;
   return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${PROJECT_EVENTS_LOCK}::integer, ${projectId}::integer)`;
+    // Each erasure's time is sent as a timestamptz rather than computed from its ms in the
+    // statement: Citus refuses a DELETE that calls a STABLE function on a column (docs/scaling.md).
     const rows = await tx`
       DELETE FROM events AS e
-       USING unnest(${erased.map((x) => x.key)}::text[], ${erased.map((x) => x.t)}::bigint[]) AS x(key, t)
-       WHERE e.project_id = ${projectId} AND e.user_key = x.key
-         AND e.created_at <= timestamptz 'epoch' + x.t * interval '1 millisecond'
+       USING unnest(${erased.map((x) => x.key)}::text[],
+                    ${erased.map((x) => new Date(x.t).toISOString())}::timestamptz[]) AS x(key, erased_at)
+       WHERE e.project_id = ${projectId} AND e.user_key = x.key AND e.created_at <= x.erased_at
       RETURNING 1`;
     return rows.length;
   });
