@@ -3,20 +3,15 @@ import type { ExportedEventLine, ExportedProfileLine, Profile } from "@cm/domain
 import { childEnv } from "../support/env";
 import { runCtl } from "../support/processes";
 import { createTestStack, type TestStack } from "../support/services";
+import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
 
 let stack: TestStack;
 let base: string;
 let env: NodeJS.ProcessEnv;
 
-async function send(path: string, body: object, method = "POST") {
-  const response = await fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(200);
-}
+const send = (path: string, body: object, method?: string) =>
+  sendAccepted(base, stack.project.authToken, path, body, method);
 
 async function read(id: string): Promise<Profile | null> {
   const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}`, {

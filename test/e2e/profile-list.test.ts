@@ -3,19 +3,14 @@ import { PROFILE_LIST_SCAN_ROWS, profileKeySecrets } from "@cm/db";
 import { profileKeysWith, type Profile, type ProfilePage } from "@cm/domain";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
+import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
 
 let stack: TestStack;
 let base: string;
 
-async function send(path: string, method: string, body: object) {
-  const response = await fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(200);
-}
+const send = (path: string, method: string, body: object) =>
+  sendAccepted(base, stack.project.authToken, path, body, method);
 
 async function get(path: string, key = stack.project.apiKey) {
   const response = await fetch(`${base}/api/v2${path}`, { headers: { authorization: `Bearer ${key}` } });

@@ -2,19 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeySecrets, recordDeadLetter } from "@cm/db";
 import { profileKeysWith, RefusedInput, type UserExport } from "@cm/domain";
 import { createTestStack, type TestStack } from "../support/services";
+import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
 
 let stack: TestStack;
 let base: string;
 
-async function send(path: string, body: object, method = "POST") {
-  const response = await fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
-    method,
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  expect(response.status).toBe(200);
-}
+const send = (path: string, body: object, method?: string) =>
+  sendAccepted(base, stack.project.authToken, path, body, method);
 
 async function exported(id: string, key = stack.project.apiKey) {
   const response = await fetch(`${base}/api/v2/users/${encodeURIComponent(id)}/export`, {

@@ -5,8 +5,10 @@ import {
   profilePassesFilter,
   rowPassesFilter,
   visibleProfile,
+  type ProfileFields,
   type ProfileFilter,
   type ProfileListRequest,
+  type VisibleProfile,
 } from "@cm/domain";
 import type { Db } from "./connect";
 import { linkedComponents } from "./profile-links";
@@ -19,17 +21,45 @@ import { findProfiles, type StoredProfile } from "./profiles";
  */
 export const PROFILE_LIST_SCAN_ROWS = 2_000;
 
-/** The stored rows of one profile: those of every id linked with it, and the id it is shown under. */
-export interface ProfileRows {
-  id: string;
-  /** Every id's key. */
-  keys: readonly string[];
-  rows: readonly StoredProfile[];
+/** A profile's rows merged as every read shows them. */
+export interface ShownProfile {
+  visible: VisibleProfile;
+  fields: ProfileFields;
+  /** When it last changed (ms): the latest change of any of its rows. */
+  updatedAt: number;
 }
 
-/** When the profile last changed: the latest change of any of its rows. */
-export function profileUpdatedAt(rows: readonly StoredProfile[]): number {
-  return Math.max(...rows.map((row) => row.updatedAt.getTime()));
+/**
+ * The rows of one profile's ids merged field by field (libs/domain linkedState, visibleProfile),
+ * as the profile read, the list and ctl export show it; null when they are no profile.
+ */
+export function shownProfile(rows: readonly StoredProfile[]): ShownProfile | null {
+  const state = linkedState(rows.map((row) => row.state));
+  const visible = visibleProfile(state);
+  if (visible === null) return null;
+  const updatedAt = Math.max(...rows.map((row) => row.updatedAt.getTime()));
+  return {
+    visible,
+    updatedAt,
+    fields: {
+      email: visible.email,
+      phone_number: visible.phoneNumber,
+      channels: visible.channels,
+      data: visible.data,
+      tags: visible.tags,
+      unsubscribed: visible.unsubscribed,
+      created_at: new Date(state.createdT as number).toISOString(),
+      updated_at: new Date(updatedAt).toISOString(),
+    },
+  };
+}
+
+/** One profile: the id it is shown under, every id's key, its rows, and what they show. */
+export interface ProfileRows {
+  id: string;
+  keys: readonly string[];
+  rows: readonly StoredProfile[];
+  shown: ShownProfile;
 }
 
 /** Rows of a page of a profile list: the keys of those that pass, and where the next page starts. */
@@ -111,15 +141,15 @@ export async function findProfilePage(
     const groupRows = rows.filter((row) => inGroup.has(row.key));
     const firstPassing = groupRows.find((row) => rowPassesFilter(row.state, row.updatedAt.getTime(), request.filter));
     if (firstPassing?.key !== group.key) continue;
-    const profile = visibleProfile(linkedState(groupRows.map((row) => row.state)));
-    if (profile === null || !profilePassesFilter(profile, profileUpdatedAt(groupRows), request.filter)) continue;
+    const shown = shownProfile(groupRows);
+    if (shown === null || !profilePassesFilter(shown.visible, shown.updatedAt, request.filter)) continue;
     const shownKey = canonicalKey(links, group.key);
     // The id of the latest reidentify, else (an erasure left that row without it) one the profile still holds.
     const id = [rowOf.get(shownKey), ...groupRows].find(
       (row) => row !== undefined && row.externalId !== null,
     )?.externalId;
     if (id === undefined || id === null) continue;
-    profiles.push({ id, keys: group.keys, rows: groupRows });
+    profiles.push({ id, keys: group.keys, rows: groupRows, shown });
   }
   return { profiles, rowsPassed: keys.length, nextAfterKey };
 }

@@ -1,4 +1,4 @@
-import type { ProfileChannel, UserEvent } from "./resources";
+import type { ProfileFields, UserEvent } from "./resources";
 import type { TopicStatus } from "./topic";
 
 // The lines of `ctl export` (docs/bulk.md "Export"): NDJSON, one profile or event a line, in the
@@ -6,22 +6,14 @@ import type { TopicStatus } from "./topic";
 // differ from one project to the next.
 
 /** A profile as the profile read shows it, with every id linked with it. */
-export interface ExportedProfileLine {
+export interface ExportedProfileLine extends ProfileFields {
   type: "profile";
   /** The id it is known by (its latest reidentify's). */
   id: string;
   /** Its other ids, each linked with `id` by a reidentify. */
   previous_ids: string[];
-  email: string | null;
-  phone_number: string | null;
-  channels: ProfileChannel[];
-  data: Record<string, unknown>;
-  tags: string[];
-  unsubscribed: boolean;
   /** Explicit topic choices, by topic name. */
   topics: Record<string, TopicStatus>;
-  created_at: string;
-  updated_at: string;
 }
 
 /** One event of a profile: `user_id` is the `id` of its profile's line, which comes before it. */

@@ -109,6 +109,12 @@ export interface Profile {
   updated_at: DateTime;
 }
 
+/** What every read of a profile shows the same way, beside its id, topics and events (the profile read, ctl export). */
+export type ProfileFields = Pick<
+  Profile,
+  "email" | "phone_number" | "channels" | "data" | "tags" | "unsubscribed" | "created_at" | "updated_at"
+>;
+
 export interface ProfilePage {
   /** In an order of the store's (stable, not by time); may hold fewer than `limit`, even none, when more may follow. */
   data: Profile[];

@@ -6,15 +6,12 @@ import {
   eventsOfKeys,
   findProfilePage,
   profileKeySecrets,
-  profileUpdatedAt,
   userEventOf,
   type ProfileRows,
   type Sql,
   type StoredEvent,
 } from "@cm/db";
 import {
-  linkedState,
-  visibleProfile,
   type ExportedEventLine,
   type ExportedProfileLine,
   type ProfileFilter,
@@ -28,13 +25,10 @@ import { CliError } from "../cli-error";
 const PAGE = 1_000;
 const NO_FILTER: ProfileFilter = { email: null, tag: null, unsubscribed: null, updatedSince: null };
 
-/** A profile's line, or null when its rows are no profile. */
-function profileLine({ id, rows }: ProfileRows, topicNames: ReadonlyMap<string, string>): ExportedProfileLine | null {
-  const state = linkedState(rows.map((row) => row.state));
-  const profile = visibleProfile(state);
-  if (profile === null) return null;
+/** A profile's line: what every read shows of it, its other ids, and its topic choices by name. */
+function profileLine({ id, rows, shown }: ProfileRows, topicNames: ReadonlyMap<string, string>): ExportedProfileLine {
   const topics: Record<string, TopicStatus> = {};
-  for (const [topicId, status] of Object.entries(profile.topics)) {
+  for (const [topicId, status] of Object.entries(shown.visible.topics)) {
     const name = topicNames.get(topicId);
     if (name !== undefined) topics[name] = status;
   }
@@ -42,15 +36,8 @@ function profileLine({ id, rows }: ProfileRows, topicNames: ReadonlyMap<string, 
     type: "profile",
     id,
     previous_ids: [...new Set(rows.flatMap((row) => row.externalId ?? []))].filter((other) => other !== id).sort(),
-    email: profile.email,
-    phone_number: profile.phoneNumber,
-    channels: profile.channels,
-    data: profile.data,
-    tags: profile.tags,
-    unsubscribed: profile.unsubscribed,
+    ...shown.fields,
     topics,
-    created_at: new Date(state.createdT as number).toISOString(),
-    updated_at: new Date(profileUpdatedAt(rows)).toISOString(),
   };
 }
 
@@ -96,15 +83,17 @@ export async function exportCommand(
     for (;;) {
       const page = await findProfilePage(tx, projectId, request);
       const keys = page.profiles.flatMap((profile) => profile.keys);
-      const pageEvents = events ? await eventsOfKeys(tx, projectId, keys) : [];
+      const eventsOfKey = new Map<string, StoredEvent[]>();
+      for (const event of events ? await eventsOfKeys(tx, projectId, keys) : []) {
+        const own = eventsOfKey.get(event.user_key);
+        if (own === undefined) eventsOfKey.set(event.user_key, [event]);
+        else own.push(event);
+      }
       for (const profile of page.profiles) {
-        const line = profileLine(profile, topicNames);
-        if (line === null) continue;
-        await writeLine(out, line);
+        await writeLine(out, profileLine(profile, topicNames));
         exported.profiles += 1;
-        const own = new Set(profile.keys);
-        const profileEvents = pageEvents
-          .filter((event) => own.has(event.user_key))
+        const profileEvents = profile.keys
+          .flatMap((key) => eventsOfKey.get(key) ?? [])
           .sort((a, b) => a.created_at.getTime() - b.created_at.getTime());
         for (const event of profileEvents) await writeLine(out, eventLine(profile.id, event));
         exported.events += profileEvents.length;

@@ -1,16 +1,9 @@
 import { Readable } from "node:stream";
-import {
-  allTopicsOfProject,
-  deadLettersOfProfiles,
-  eventSummaries,
-  everyUserEvent,
-  findLinkedProfile,
-  userEventOf,
-} from "@cm/db";
-import { unstorableText, type ProfileKeyOf, type UserExport } from "@cm/domain";
+import { deadLettersOfProfiles, everyUserEvent, userEventOf } from "@cm/db";
+import type { ProfileKeyOf, UserExport } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import { NotFound } from "./errors";
-import { profileResource } from "./profile-resource";
+import { linkedProfileOf } from "./read-profile";
 
 const EVENTS_PER_READ = 500;
 
@@ -26,16 +19,9 @@ export async function exportUser(
   ref: string,
   keyOf: ProfileKeyOf,
 ): Promise<Readable> {
-  if (unstorableText(ref) !== null) throw new NotFound("profile");
-  const { key, keys, rows } = await findLinkedProfile(deps.sql, projectId, keyOf(projectId, ref));
-  const [topics, summaries, deadLetters] = await Promise.all([
-    allTopicsOfProject(deps.sql, projectId),
-    eventSummaries(deps.sql, projectId, keys),
-    deadLettersOfProfiles(deps.sql, projectId, keys),
-  ]);
-  const shownId = rows.find((row) => row.key === key)?.externalId ?? ref;
-  const profile = profileResource({ id: shownId, keys, rows }, topics, summaries);
-  if (profile === null && summaries.size === 0 && deadLetters.length === 0) throw new NotFound("profile");
+  const { keys, rows, eventSummaries, profile } = await linkedProfileOf(deps, projectId, ref, keyOf);
+  const deadLetters = await deadLettersOfProfiles(deps.sql, projectId, keys);
+  if (profile === null && eventSummaries.size === 0 && deadLetters.length === 0) throw new NotFound("profile");
 
   const head: Omit<UserExport, "events"> = {
     id: ref,

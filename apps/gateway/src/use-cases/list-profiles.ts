@@ -19,7 +19,7 @@ export async function listProfiles(
     ),
   ]);
   return {
-    data: profiles.flatMap((profile) => profileResource(profile, topics, events) ?? []),
+    data: profiles.map((profile) => profileResource(profile, topics, events)),
     next_cursor: nextAfterKey === null ? null : profileCursor(nextAfterKey),
   };
 }

@@ -1,5 +1,5 @@
-import { profileUpdatedAt, type EventSummary, type ProfileRows } from "@cm/db";
-import { linkedState, topicSubscriptions, visibleProfile, type Profile, type TopicDefault } from "@cm/domain";
+import type { EventSummary, ProfileRows } from "@cm/db";
+import { topicSubscriptions, type Profile, type TopicDefault } from "@cm/domain";
 
 /** The events of all of a profile's keys, from each key's summary. */
 function summaryOfKeys(keys: readonly string[], summaries: ReadonlyMap<string, EventSummary>): EventSummary {
@@ -14,30 +14,23 @@ function summaryOfKeys(keys: readonly string[], summaries: ReadonlyMap<string, E
 }
 
 /**
- * decisions.md "Profile read": the rows of one profile merged field by field (docs/profiles.md),
- * as every read shows it; null when they are not a profile.
+ * decisions.md "Profile read": a profile (its rows merged field by field, docs/profiles.md) with
+ * every topic of the project and its ids' events, as every read shows it.
  */
 export function profileResource(
-  { id, keys, rows }: ProfileRows,
+  { id, keys, shown }: ProfileRows,
   topics: readonly TopicDefault[],
   eventSummaries: ReadonlyMap<string, EventSummary>,
-): Profile | null {
-  const state = linkedState(rows.map((row) => row.state));
-  const profile = visibleProfile(state);
-  if (profile === null) return null;
+): Profile {
   const events = summaryOfKeys(keys, eventSummaries);
+  const { created_at, updated_at, ...values } = shown.fields;
   return {
     id,
-    email: profile.email,
-    phone_number: profile.phoneNumber,
-    channels: profile.channels,
-    data: profile.data,
-    tags: profile.tags,
-    unsubscribed: profile.unsubscribed,
-    topics: topicSubscriptions(profile.topics, topics, profile.unsubscribed),
+    ...values,
+    topics: topicSubscriptions(shown.visible.topics, topics, shown.visible.unsubscribed),
     event_count: events.count,
     last_event_at: events.last?.toISOString() ?? null,
-    created_at: new Date(state.createdT as number).toISOString(),
-    updated_at: new Date(profileUpdatedAt(rows)).toISOString(),
+    created_at,
+    updated_at,
   };
 }
