@@ -206,6 +206,101 @@ describe("ctl import", () => {
     expect(await read(c, "gone")).toBeNull();
   });
 
+  it("reads tags and opt-outs of Vero's and Customer.io's CSV, and of the columns the flags name", async () => {
+    const v = await createTestProject(stack.db.sql, "Vero CSV");
+    const vero = join(dir, "vero.csv");
+    // Vero's tags cell: semicolons between tags, its reserved tag `unsubscribed` an unsubscribe.
+    writeFileSync(vero, "id,email,tags,plan\nv1,v1@example.com,vip;beta,pro\nv2,,unsubscribed;news,free\n");
+    expect(await importFile(v, [vero, "--format", "vero"])).toMatchObject({ imported: 2, rejected: 0 });
+
+    const c = await createTestProject(stack.db.sql, "Customer.io CSV");
+    const customerio = join(dir, "customerio.csv");
+    writeFileSync(
+      customerio,
+      [
+        "id,email,cio_id,unsubscribed,labels,plan",
+        'c1,c1@example.com,a1,true,"[""vip"",""early bird""]",pro',
+        "c2,c2@example.com,a2,false,,free",
+        "c3,c3@example.com,a3,maybe,,free",
+      ].join("\n"),
+    );
+    const summary = await importFile(c, [customerio, "--format", "customerio", "--tags-column", "labels"]);
+    expect(summary).toMatchObject({ imported: 2, rejected: 1 });
+    const [reject] = readFileSync(`${customerio}.rejects.ndjson`, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(reject).toMatchObject({
+      line: 4,
+      reason: 'unsubscribed must be true, false, 1, 0, yes or no; it is "maybe"',
+    });
+    await drained();
+
+    expect(await read(v, "v1")).toMatchObject({ tags: ["beta", "vip"], unsubscribed: false, data: { plan: "pro" } });
+    expect(await read(v, "v2")).toMatchObject({ tags: ["news"], unsubscribed: true, data: { plan: "free" } });
+    expect(await read(c, "c1")).toMatchObject({
+      tags: ["early bird", "vip"],
+      unsubscribed: true,
+      data: { plan: "pro" },
+    });
+    expect(await read(c, "c2")).toMatchObject({ tags: [], unsubscribed: false, data: { plan: "free" } });
+    expect(await read(c, "c3")).toBeNull();
+  });
+
+  it("imports Segment's identify and track messages, one a line, readable as profiles and events", async () => {
+    const s = await createTestProject(stack.db.sql, "Segment");
+    const at = Date.now() - 3_600_000;
+    const time = (n: number) => new Date(at + n * 1000).toISOString();
+    const order = {
+      type: "track",
+      userId: "seg-1",
+      event: "Order Completed",
+      properties: { total: 30, sku: "A-1" },
+      timestamp: time(1),
+      messageId: "m-1",
+    };
+    const messages = [
+      {
+        type: "identify",
+        userId: "seg-1",
+        traits: { email: "ada@example.com", phone: "+15550100", plan: "pro" },
+        timestamp: time(0),
+        messageId: "m-0",
+      },
+      order,
+      // Segment delivers at least once: a message twice is one event.
+      order,
+      { type: "track", anonymousId: "anon-1", event: "Viewed", properties: { path: "/" }, timestamp: time(2) },
+      { type: "page", userId: "seg-1", name: "Home", timestamp: time(3) },
+    ];
+    const file = join(dir, "segment.ndjson");
+    writeFileSync(file, messages.map((message) => JSON.stringify(message)).join("\n"));
+    expect(await importFile(s, [file, "--format", "segment"])).toMatchObject({ imported: 4, rejected: 1 });
+    expect(JSON.parse(readFileSync(`${file}.rejects.ndjson`, "utf8"))).toMatchObject({
+      line: 5,
+      reason: 'type must be "identify" or "track" (a Segment message); it is "page"',
+    });
+    await drained();
+
+    expect(await read(s, "seg-1")).toMatchObject({
+      email: "ada@example.com",
+      phone_number: "+15550100",
+      data: { plan: "pro" },
+      event_count: 1,
+    });
+    const events = async (id: string) => {
+      const response = await fetch(`${base}/api/v2/users/${id}/events`, { headers: { authorization: s.apiKey } });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { data: object[] }).data;
+    };
+    expect(await events("seg-1")).toEqual([
+      expect.objectContaining({ event_name: "Order Completed", data: { total: 30, sku: "A-1" }, created_at: time(1) }),
+    ]);
+    expect(await events("anon-1")).toEqual([
+      expect.objectContaining({ event_name: "Viewed", data: { path: "/" }, created_at: time(2) }),
+    ]);
+  });
+
   it("imports events from CSV once, however often the file is imported", async () => {
     const d = await createTestProject(stack.db.sql, "Events CSV");
     const file = join(dir, "events.csv");

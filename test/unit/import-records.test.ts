@@ -121,7 +121,11 @@ describe("csvRowOperations", () => {
     eventIdColumn: null,
     dataColumns: null,
     ignoreColumns: ["cio_id"],
+    tagsColumn: null,
+    unsubscribedColumn: null,
+    unsubscribeTag: null,
   };
+  const ops = (converted: Converted) => profileOps(converted).map((operation) => operation?.op ?? "identify");
 
   it("puts every column no flag names into data, as text, an empty cell left out", () => {
     const [identify] = profileOps(
@@ -129,5 +133,63 @@ describe("csvRowOperations", () => {
     );
     expect(identify).toMatchObject({ id: "u-1", data: { plan: "pro" }, t: 42 });
     expect(identify).not.toHaveProperty("email");
+  });
+
+  it("adds the tags of a cell, separated by ; or , or as a JSON list, stamped as the row", () => {
+    const tagged = { ...mapping, tagsColumn: "tags", stampColumn: "at" };
+    const row = { id: "u-1", email: "", at: "2026-01-02T03:04:05Z", tags: " vip; beta,new ;" };
+    const [identify, tags] = profileOps(csvRowOperations(row, tagged, at, context));
+    expect(identify).toMatchObject({ id: "u-1", data: {} });
+    expect(tags).toMatchObject({ op: "tags", id: "u-1", add: ["vip", "beta", "new"], t: Date.parse(row.at) });
+    const json = profileOps(csvRowOperations({ ...row, tags: '["a; b", "c"]' }, tagged, at, context));
+    expect(json[1]).toMatchObject({ op: "tags", add: ["a; b", "c"] });
+    expect(ops(csvRowOperations({ ...row, tags: "" }, tagged, at, context))).toEqual(["identify"]);
+    expect(ops(csvRowOperations({ ...row, tags: ";" }, tagged, at, context))).toEqual(["identify"]);
+  });
+
+  it("refuses a tags cell that is no list, or a JSON list of other than tags, saying why", () => {
+    const tagged = { ...mapping, tagsColumn: "labels" };
+    expect(csvRowOperations({ id: "u-1", labels: "[vip" }, tagged, at, context)).toEqual({
+      ok: false,
+      reason: "labels must be a JSON list of tags, or tags separated by ; or ,",
+    });
+    const numbers = csvRowOperations({ id: "u-1", labels: "[1, 2]" }, tagged, at, context);
+    // Refused by the tags edit's own reader, in the API's words.
+    expect(numbers).toEqual({
+      ok: false,
+      reason: "add[0] must be a string of at most 255 characters; add[1] must be a string of at most 255 characters",
+    });
+  });
+
+  it("unsubscribes for a true opt-out cell only, of the user by email where the row has no id", () => {
+    const optOut = { ...mapping, unsubscribedColumn: "unsub" };
+    for (const yes of ["true", "TRUE", "1", "yes", " Yes "]) {
+      const converted = csvRowOperations({ id: "", email: "a@example.com", unsub: yes }, optOut, at, context);
+      expect(profileOps(converted)[1]).toEqual(
+        expect.objectContaining({ op: "subscription", id: "a@example.com", unsubscribed: true, t: 42 }),
+      );
+    }
+    for (const no of ["false", "0", "no", ""]) {
+      expect(ops(csvRowOperations({ id: "u-1", unsub: no }, optOut, at, context))).toEqual(["identify"]);
+    }
+    expect(csvRowOperations({ id: "u-1", unsub: "maybe" }, optOut, at, context)).toEqual({
+      ok: false,
+      reason: 'unsub must be true, false, 1, 0, yes or no; it is "maybe"',
+    });
+  });
+
+  it("makes Vero's reserved tag an unsubscribe, not a tag, and leaves the columns to data in event rows", () => {
+    const vero = { ...mapping, tagsColumn: "tags", unsubscribeTag: "unsubscribed" };
+    const unsubscribing = profileOps(csvRowOperations({ id: "u-1", tags: "vip;unsubscribed" }, vero, at, context));
+    expect(unsubscribing.map((operation) => operation?.op ?? "identify")).toEqual(["identify", "tags", "subscription"]);
+    expect(unsubscribing[1]).toMatchObject({ add: ["vip"] });
+    expect(ops(csvRowOperations({ id: "u-1", tags: "unsubscribed" }, vero, at, context))).toEqual([
+      "identify",
+      "subscription",
+    ]);
+    const [event] = operations(
+      csvRowOperations({ id: "u-1", name: "Paid", tags: "vip" }, { ...vero, eventNameColumn: "name" }, at, context),
+    );
+    expect(event).toMatchObject({ queue: "events", event: { name: "Paid", data: { tags: "vip" } } });
   });
 });

@@ -44,6 +44,12 @@ export interface CsvMapping {
   dataColumns: string[] | null;
   /** Columns left out of `data` (a preset's bookkeeping columns). */
   ignoreColumns: string[];
+  /** A profile's tags, added: a JSON list, or tags separated by `;` (Vero's CSV) or `,`. */
+  tagsColumn: string | null;
+  /** A profile's opt-out: true/false, 1/0, yes/no; only true queues an unsubscribe. */
+  unsubscribedColumn: string | null;
+  /** A tag that unsubscribes rather than tags (Vero's reserved `unsubscribed`). */
+  unsubscribeTag: string | null;
 }
 
 class Refused extends Error {}
@@ -233,6 +239,8 @@ export function checkCsvHeader(header: readonly string[], mapping: CsvMapping): 
     mapping.eventNameColumn,
     mapping.eventIdColumn,
     mapping.phoneColumn,
+    mapping.tagsColumn,
+    mapping.unsubscribedColumn,
     ...(mapping.dataColumns ?? []),
   ];
   const missing = named.filter((column): column is string => column !== null && !header.includes(column));
@@ -240,6 +248,32 @@ export function checkCsvHeader(header: readonly string[], mapping: CsvMapping): 
     missing.unshift(`${mapping.idColumn} or ${mapping.emailColumn}`);
   }
   return missing.length === 0 ? null : `the CSV header has no column ${missing.join(", ")}`;
+}
+
+/** A cell of tags: a JSON list (kept for the tags edit to check), or tags separated by `;` or `,`. */
+function tagsCell(value: string, column: string): unknown[] {
+  if (!value.trimStart().startsWith("[")) {
+    return value
+      .split(/[;,]/)
+      .map((tag) => tag.trim())
+      .filter((tag) => tag !== "");
+  }
+  let list: unknown;
+  try {
+    list = JSON.parse(value);
+  } catch {
+    list = null;
+  }
+  if (!Array.isArray(list)) throw new Refused(`${column} must be a JSON list of tags, or tags separated by ; or ,`);
+  return list;
+}
+
+/** An opt-out cell, as spreadsheets and exports write a boolean. */
+function unsubscribedCell(value: string, column: string): boolean {
+  const word = value.trim().toLowerCase();
+  if (["true", "1", "yes"].includes(word)) return true;
+  if (["false", "0", "no"].includes(word)) return false;
+  throw new Refused(`${column} must be true, false, 1, 0, yes or no; it is ${JSON.stringify(value)}`);
 }
 
 /**
@@ -254,6 +288,9 @@ export function csvRowOperations(
 ): Converted {
   return converted(() => {
     const cell = (column: string | null) => (column === null || row[column] === "" ? undefined : row[column]);
+    const events = mapping.eventNameColumn !== null;
+    // An event row names its user only: a preset's tags column of an event file is its data.
+    const profileColumns = events ? [] : [mapping.tagsColumn, mapping.unsubscribedColumn];
     const named = new Set(
       [
         mapping.idColumn,
@@ -262,6 +299,7 @@ export function csvRowOperations(
         mapping.stampColumn,
         mapping.eventNameColumn,
         mapping.eventIdColumn,
+        ...profileColumns,
         ...mapping.ignoreColumns,
       ].filter((column) => column !== null),
     );
@@ -270,7 +308,7 @@ export function csvRowOperations(
     const stamp = cell(mapping.stampColumn);
     const id = cell(mapping.idColumn);
     const email = cell(mapping.emailColumn);
-    if (mapping.eventNameColumn !== null) {
+    if (events) {
       const t = stamp === undefined ? context.startedAt : fileTime(stamp, mapping.stampColumn as string, context);
       const given = cell(mapping.eventIdColumn);
       const eventId =
@@ -286,6 +324,20 @@ export function csvRowOperations(
       return [operation("track", body, t, context, eventId)];
     }
     const t = stamp === undefined ? at.ordinal : fileTime(stamp, mapping.stampColumn as string, context);
-    return [operation("identify", { id, email, phone_number: cell(mapping.phoneColumn), data }, t, context)];
+    const operations = [
+      operation("identify", { id, email, phone_number: cell(mapping.phoneColumn), data }, t, context),
+    ];
+    const tagsText = cell(mapping.tagsColumn);
+    const tags = tagsText === undefined ? [] : tagsCell(tagsText, mapping.tagsColumn as string);
+    const unsubscribedText = cell(mapping.unsubscribedColumn);
+    const unsubscribed =
+      (unsubscribedText !== undefined && unsubscribedCell(unsubscribedText, mapping.unsubscribedColumn as string)) ||
+      (mapping.unsubscribeTag !== null && tags.includes(mapping.unsubscribeTag));
+    const added = tags.filter((tag) => tag !== mapping.unsubscribeTag);
+    if (added.length > 0) operations.push(operation("tags", { id, email, add: added }, t, context));
+    // As an export line's unsubscribed: false, a false cell sends nothing: it cannot tell a
+    // profile never unsubscribed from one resubscribed, and must not undo the target's unsubscribe.
+    if (unsubscribed) operations.push(operation("unsubscribe", { id, email }, t, context));
+    return operations;
   });
 }

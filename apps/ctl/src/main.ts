@@ -70,6 +70,8 @@ const OPTIONS = {
   "event-id-column": { type: "string" },
   "data-columns": { type: "string" },
   "ignore-columns": { type: "string" },
+  "tags-column": { type: "string" },
+  "unsubscribed-column": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 

@@ -69,6 +69,8 @@ export const IMPORT_HELP = `usage: ctl import --project ID [FILE|-] [flags]   (d
   --event-id-column C   the event's id (a UUID, or any text made into one), for exactly-once
   --data-columns C1,C2  only these columns go into data (default: every column no flag names)
   --ignore-columns C1,C2  columns left out of data
+  --tags-column C       the profile's tags, added: a JSON list, or tags separated by ; or ,
+  --unsubscribed-column C  true/false, 1/0 or yes/no: true unsubscribes; false sends nothing
   The summary {imported, rejected, skipped, ...} goes to stderr; a progress bar too, on a terminal.`;
 
 /** The command line's values as options. */
@@ -98,9 +100,15 @@ export function importOptions(
     eventIdColumn: text("event-id-column"),
     dataColumns: list("data-columns"),
     ignoreColumns: list("ignore-columns"),
+    tagsColumn: text("tags-column"),
+    unsubscribedColumn: text("unsubscribed-column"),
   };
   for (const [name, value] of Object.entries(flags)) {
     if (value !== undefined) Object.assign(columns, { [name]: value });
+  }
+  const profileFlags = [flags.tagsColumn, flags.unsubscribedColumn].filter((column) => column !== undefined);
+  if (flags.eventNameColumn !== undefined && profileFlags.length > 0) {
+    throw new CliError("--tags-column and --unsubscribed-column are for profile rows, not with --event-name-column", 2);
   }
   return {
     projectId,
@@ -143,16 +151,21 @@ const DEFAULT_MAPPING: CsvMapping = {
   eventIdColumn: null,
   dataColumns: null,
   ignoreColumns: [],
+  tagsColumn: null,
+  unsubscribedColumn: null,
+  unsubscribeTag: null,
 };
 
 /**
- * The presets of `--format` for CSV exports. Vero's profile CSV is `id`, `email` and one column
- * per property (its import page's example); Customer.io's people export holds `id`, `email` and
- * its own `cio_id` (left out of data). docs/bulk.md says what is and is not known of each.
+ * The presets of `--format` for CSV exports, their columns read where a file has them. Vero's
+ * profile CSV is `id`, `email`, one column per property and `tags`, separated by semicolons,
+ * where the tag `unsubscribed` unsubscribes (its help pages); Customer.io's people export holds
+ * `id`, `email`, its own `cio_id` (left out of data) and its reserved attribute `unsubscribed`.
+ * docs/bulk.md says what is and is not known of each.
  */
 const PRESETS: Partial<Record<ImportFormat, Partial<CsvMapping>>> = {
-  vero: {},
-  customerio: { ignoreColumns: ["cio_id"] },
+  vero: { tagsColumn: "tags", unsubscribeTag: "unsubscribed" },
+  customerio: { ignoreColumns: ["cio_id"], unsubscribedColumn: "unsubscribed" },
 };
 
 const isCsv = (format: ImportFormat) => format === "csv" || format === "vero" || format === "customerio";
@@ -263,9 +276,11 @@ async function* ndjsonRecords(
   }
 }
 
+/** `required` names the columns the header must have: those of the flags, not of a preset. */
 async function* csvRecords(
   stream: Readable,
   mapping: CsvMapping,
+  required: CsvMapping,
   context: () => ImportContext,
 ): AsyncGenerator<InputRecord> {
   const parser = stream.pipe(parseCsv({ info: true, relax_column_count: true, bom: true, skip_empty_lines: true }));
@@ -275,7 +290,7 @@ async function* csvRecords(
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       if (header === null) {
         header = record;
-        const problem = checkCsvHeader(header, mapping);
+        const problem = checkCsvHeader(header, required);
         if (problem !== null) throw new CliError(problem);
         continue;
       }
@@ -375,7 +390,7 @@ export async function importCommand(
   const convertLine = format === "segment" ? segmentLineOperations : exportLineOperations;
   const stream: Readable = input === null ? process.stdin : createReadStream(input);
   const records = isCsv(format)
-    ? csvRecords(stream, mapping, context)
+    ? csvRecords(stream, mapping, { ...DEFAULT_MAPPING, ...options.columns }, context)
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
   const connection = producerConnection(redis.url);
