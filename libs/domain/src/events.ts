@@ -9,7 +9,7 @@ import {
   type UserEmail,
   type UserId,
 } from "./identify";
-import { canonicalJson, jsonValueProblems, valueFromJsonText, type Json } from "./json";
+import { canonicalJson, jsonObjectFields, jsonValueProblems, valueFromJsonText, type Json } from "./json";
 import type { QueryValues } from "./id-pages";
 import { InvalidInput, type Problem } from "./problems";
 import { queryReader } from "./query-values";
@@ -99,19 +99,20 @@ function identityOf(fields: Record<string, unknown>): unknown {
   const identity =
     given ?? (fields.id !== undefined || fields.email !== undefined ? { id: fields.id, email: fields.email } : given);
   if (identity === null || typeof identity !== "object" || Array.isArray(identity)) return identity;
-  const { email, ...rest } = identity as Record<string, unknown>;
-  return email === "" ? rest : identity;
+  if ((identity as Record<string, unknown>).email !== "") return identity;
+  const { email: _empty, ...rest } = identity as Record<string, unknown>;
+  return rest;
 }
 
+/** The body with its objects read from text; the body itself (no copy: every track pays for one) when none was text. */
 function withObjectsFromText(body: unknown): unknown {
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return body;
-  const fields = body as Record<string, unknown>;
-  return {
-    ...fields,
-    identity: identityOf(fields),
-    data: objectFromText(fields.data),
-    extras: objectFromText(fields.extras),
-  };
+  const fields = jsonObjectFields(body);
+  if (fields === null) return body;
+  const identity = identityOf(fields);
+  const data = objectFromText(fields.data);
+  const extras = objectFromText(fields.extras);
+  if (identity === fields.identity && data === fields.data && extras === fields.extras) return body;
+  return { ...fields, identity, data, extras };
 }
 
 const validateTrackBody = typia.createValidate<TrackBody>();

@@ -5,12 +5,19 @@ export type Json = null | boolean | number | string | Json[] | { [key: string]: 
 /** JSON with object keys sorted at every depth, so equal values always give equal text. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  // Concatenation, not map and join: every event's data and every stored field's tie-breaker go through here.
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + canonicalJson(value[i]);
+    return `${text}]`;
+  }
   const record = value as Record<string, unknown>;
-  const fields = Object.keys(record)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`);
-  return `{${fields.join(",")}}`;
+  const keys = Object.keys(record).sort();
+  let text = "{";
+  for (let i = 0; i < keys.length; i++) {
+    text += `${i === 0 ? "" : ","}${JSON.stringify(keys[i])}:${canonicalJson(record[keys[i]!])}`;
+  }
+  return `${text}}`;
 }
 
 /** The fields of a parsed JSON object, or null for any other value. */

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { canonicalJson, parseTrack, type TrackContext } from "@cm/domain";
+
+const NOW = Date.parse("2026-06-01T12:00:00Z");
+const context: TrackContext = { projectId: 1, receivedAt: NOW, eventId: "event-1", dedupWindowMs: 300_000 };
+
+function parsed(body: unknown, over: Partial<TrackContext> = {}) {
+  const result = parseTrack(body, { ...context, ...over });
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.value;
+}
+
+describe("canonicalJson", () => {
+  // Tie-breakers stored with every field are made of it: its text must never change.
+  it("writes keys sorted at every depth, arrays in order, values as JSON writes them", () => {
+    const value = { b: [{ d: 1, c: 'x"y' }, null, true], a: { z: -0, y: 1e21, x: "é\u2028" }, "10": 2, "2": 3 };
+    expect(canonicalJson(value)).toBe(
+      '{"10":2,"2":3,"a":{"x":"é\u2028","y":1e+21,"z":0},"b":[{"c":"x\\"y","d":1},null,true]}',
+    );
+    expect(canonicalJson({})).toBe("{}");
+    expect(canonicalJson([])).toBe("[]");
+    expect(canonicalJson("text")).toBe('"text"');
+  });
+});
+
+describe("parseTrack", () => {
+  const body = { identity: { id: "u-1", email: "u-1@example.com" }, event_name: "Added to Cart", data: { sku: "A-1" } };
+
+  it("reads a body without text objects as sent, and the same body with them as JSON text alike", () => {
+    const asText = {
+      identity: JSON.stringify(body.identity),
+      event_name: body.event_name,
+      data: JSON.stringify(body.data),
+      extras: JSON.stringify({ source: "n8n" }),
+    };
+    expect(parsed(asText)).toEqual({ ...parsed({ ...body, extras: { source: "n8n" } }) });
+    expect(parsed(body)).toMatchObject({ key: "i:u-1", userId: "u-1", email: "u-1@example.com", data: { sku: "A-1" } });
+    expect(body.identity).toEqual({ id: "u-1", email: "u-1@example.com" });
+  });
+
+  it("drops an empty email beside an id, and falls back to the top-level id and email", () => {
+    const withEmpty = parsed({ ...body, identity: { id: "u-1", email: "" } });
+    expect(withEmpty.userId).toBe("u-1");
+    expect(withEmpty).not.toHaveProperty("email");
+    expect(parsed({ id: "u-2", event_name: "Signed up" })).toMatchObject({ userId: "u-2" });
+    expect(parsed({ ...body, email: "stray@example.com" })).toMatchObject({ email: "u-1@example.com" });
+  });
+
+  it("gives events of equal data (in any key order) and normalised name one dedup key, and others another", () => {
+    const a = parsed({ ...body, data: { sku: "A-1", qty: 2 } });
+    const b = parsed({ ...body, event_name: "added_to-cart", data: { qty: 2, sku: "A-1" } });
+    const c = parsed({ ...body, data: { sku: "A-1", qty: 3 } });
+    expect(a.dedupKey).toBe(b.dedupKey);
+    expect(c.dedupKey).not.toBe(a.dedupKey);
+    expect(parsed(body, { dedupWindowMs: 0 })).not.toHaveProperty("dedupKey");
+  });
+});
