@@ -11,7 +11,8 @@
 #   scripts/citus-cluster.sh status
 #
 # CITUS_CLUSTER_DIR (.data/citus, git-ignored), CITUS_CLUSTER_PORT (9700: the coordinator, the
-# workers on the next two ports) and PG_BINDIR (/usr/lib/postgresql/15/bin) move the defaults.
+# workers on the next ports), CITUS_CLUSTER_WORKERS (2; 3 adds worker3 to a running cluster, to
+# try a rebalance) and PG_BINDIR (/usr/lib/postgresql/15/bin) move the defaults.
 # CITUS_CLUSTER_OPTS adds server settings (e.g. "-c fsync=on" to time something durable).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,8 @@ cd "$(dirname "$0")/.."
 DIR="${CITUS_CLUSTER_DIR:-$PWD/.data/citus}"
 BASE="${CITUS_CLUSTER_PORT:-9700}"
 BIN="${PG_BINDIR:-/usr/lib/postgresql/15/bin}"
-NODES=(coordinator worker1 worker2)
+NODES=(coordinator)
+for ((i = 1; i <= ${CITUS_CLUSTER_WORKERS:-2}; i++)); do NODES+=("worker$i"); done
 
 # Postgres refuses to run as root: its programs then run as the "postgres" system user, who
 # owns the data (as apps/ctl/src/local-postgres.ts does for the embedded Postgres).
@@ -59,11 +61,13 @@ start() {
   done
 }
 
+# Every instance of the directory, a worker added with CITUS_CLUSTER_WORKERS included.
 stop() {
-  for node in "${NODES[@]}"; do
-    if [ -f "$DIR/$node/postmaster.pid" ]; then
-      as_postgres "$BIN/pg_ctl" stop -D "$DIR/$node" -w -m fast >/dev/null && echo "$node stopped"
-    fi
+  for pidfile in "$DIR"/*/postmaster.pid; do
+    [ -f "$pidfile" ] || continue
+    local data
+    data="$(dirname "$pidfile")"
+    as_postgres "$BIN/pg_ctl" stop -D "$data" -w -m fast >/dev/null && echo "$(basename "$data") stopped"
   done
 }
 

@@ -35,11 +35,11 @@ const event = (t: number, fields: Partial<TrackedEvent> = {}): TrackedEvent => (
   ...fields,
 });
 
-/** Which table holds each stored event, by event id. */
+/** Which table holds each stored event, by event id (on Citus, the partition a shard is of: its name without the shard's number). */
 async function placement(): Promise<Record<string, string>> {
   const rows = await db.sql<
     { id: string; partition: string }[]
-  >`SELECT id, tableoid::regclass::text AS partition FROM events`;
+  >`SELECT id, regexp_replace(tableoid::regclass::text, '_[0-9]+$', '') AS partition FROM events`;
   return Object.fromEntries(rows.map((row) => [row.id, row.partition]));
 }
 

@@ -18,7 +18,7 @@ import {
 import { applyProfileOperations } from "@cm/worker";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestQueuePrefix } from "../support/queue";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";
 import { createTestProject } from "../support/project";
 
 // The rules of docs/profiles.md, written as plainly as possible and independently of the
@@ -292,64 +292,68 @@ async function storedRead(projectId: number, id: string): Promise<ReadProfile | 
 }
 
 describe("profile convergence (property)", () => {
-  it("any order, batching and redelivery of every operation ends in the reference model's profiles", async () => {
-    // Each run gets a fresh project, so runs do not see each other's profiles.
-    const seedProject = await createTestProject(db.sql, "seed");
-    const topicIds = [await seedProject.topic("T1"), await seedProject.topic("T2")];
+  it(
+    "any order, batching and redelivery of every operation ends in the reference model's profiles",
+    async () => {
+      // Each run gets a fresh project, so runs do not see each other's profiles.
+      const seedProject = await createTestProject(db.sql, "seed");
+      const topicIds = [await seedProject.topic("T1"), await seedProject.topic("T2")];
 
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(
-          fc.oneof(
-            { arbitrary: eventArbitrary(0, topicIds), weight: 2 },
-            { arbitrary: operationArbitrary(0), weight: 3 },
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.oneof(
+              { arbitrary: eventArbitrary(0, topicIds), weight: 2 },
+              { arbitrary: operationArbitrary(0), weight: 3 },
+            ),
+            // Long enough that most runs create, erase and link profiles, and hit ties.
+            { minLength: 10, maxLength: 40, size: "max" },
           ),
-          // Long enough that most runs create, erase and link profiles, and hit ties.
-          { minLength: 10, maxLength: 40, size: "max" },
+          fc.infiniteStream(fc.nat()),
+          async (templates, randomness) => {
+            const project = await createTestProject(db.sql, "run");
+            const remap = new Map<number, number>();
+            for (const id of topicIds) remap.set(id, await project.topic(`T${id}`));
+            const operations: ProfileOperation[] = templates.map((op) => ({
+              ...op,
+              projectId: project.id,
+              ...("topics" in op && op.topics
+                ? { topics: op.topics.map((t) => ({ ...t, id: remap.get(t.id) ?? t.id })) }
+                : {}),
+            }));
+            const knownTopics = new Set(remap.values());
+
+            // Shuffle, redeliver some operations, cut into batches, and apply two lanes concurrently.
+            const draws = randomness[Symbol.iterator]();
+            const next = (n: number) => (draws.next().value as number) % n;
+            const deliveries = [...operations, ...operations.filter(() => next(3) === 0)];
+            for (let i = deliveries.length - 1; i > 0; i -= 1) {
+              const j = next(i + 1);
+              [deliveries[i], deliveries[j]] = [deliveries[j] as ProfileOperation, deliveries[i] as ProfileOperation];
+            }
+            const batches: ProfileOperation[][] = [];
+            for (let i = 0; i < deliveries.length;) {
+              const size = 1 + next(6);
+              batches.push(deliveries.slice(i, i + size));
+              i += size;
+            }
+            const lanes = [batches.filter((_, i) => i % 2 === 0), batches.filter((_, i) => i % 2 === 1)];
+            await Promise.all(
+              lanes.map(async (lane) => {
+                for (const batch of lane) await applyProfileOperations(stores, batch);
+              }),
+            );
+
+            const keyOf = profileKeysWith(await profileKeySecrets(db.sql, [project.id]));
+            const storedKey = (key: string) => keyOf(project.id, key.slice(2));
+            const expected = READ_IDS.map((id) => referenceRead(operations, id, knownTopics, storedKey));
+            const stored = await Promise.all(READ_IDS.map((id) => storedRead(project.id, id)));
+            expect(stored).toEqual(expected);
+          },
         ),
-        fc.infiniteStream(fc.nat()),
-        async (templates, randomness) => {
-          const project = await createTestProject(db.sql, "run");
-          const remap = new Map<number, number>();
-          for (const id of topicIds) remap.set(id, await project.topic(`T${id}`));
-          const operations: ProfileOperation[] = templates.map((op) => ({
-            ...op,
-            projectId: project.id,
-            ...("topics" in op && op.topics
-              ? { topics: op.topics.map((t) => ({ ...t, id: remap.get(t.id) ?? t.id })) }
-              : {}),
-          }));
-          const knownTopics = new Set(remap.values());
-
-          // Shuffle, redeliver some operations, cut into batches, and apply two lanes concurrently.
-          const draws = randomness[Symbol.iterator]();
-          const next = (n: number) => (draws.next().value as number) % n;
-          const deliveries = [...operations, ...operations.filter(() => next(3) === 0)];
-          for (let i = deliveries.length - 1; i > 0; i -= 1) {
-            const j = next(i + 1);
-            [deliveries[i], deliveries[j]] = [deliveries[j] as ProfileOperation, deliveries[i] as ProfileOperation];
-          }
-          const batches: ProfileOperation[][] = [];
-          for (let i = 0; i < deliveries.length;) {
-            const size = 1 + next(6);
-            batches.push(deliveries.slice(i, i + size));
-            i += size;
-          }
-          const lanes = [batches.filter((_, i) => i % 2 === 0), batches.filter((_, i) => i % 2 === 1)];
-          await Promise.all(
-            lanes.map(async (lane) => {
-              for (const batch of lane) await applyProfileOperations(stores, batch);
-            }),
-          );
-
-          const keyOf = profileKeysWith(await profileKeySecrets(db.sql, [project.id]));
-          const storedKey = (key: string) => keyOf(project.id, key.slice(2));
-          const expected = READ_IDS.map((id) => referenceRead(operations, id, knownTopics, storedKey));
-          const stored = await Promise.all(READ_IDS.map((id) => storedRead(project.id, id)));
-          expect(stored).toEqual(expected);
-        },
-      ),
-      { numRuns: 100 },
-    );
-  });
+        { numRuns: 100 },
+      );
+    },
+    layoutTimeout(30_000),
+  );
 });

@@ -11,6 +11,7 @@ import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/pr
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
+import { layoutTimeout } from "../support/database";
 
 let stack: TestStack;
 let stores: ReturnType<typeof testProfileStores>;
@@ -80,53 +81,61 @@ async function readsInEveryOrder(
 }
 
 describe("the profile lifecycle through the worker's dispatcher", () => {
-  it("ends in the same profile whatever order edits, tags, an unsubscribe and a reidentify are applied in", async () => {
-    const results = await readsInEveryOrder(
-      (p) => [
-        p.identify("a", 1, { email: "a@example.com", data: { plan: "free", city: "Oslo" } }),
-        p.edit("a", 2, { plan: "pro", city: null }),
-        p.tags("a", 3, ["vip", "beta"]),
-        p.reidentify("a", "b", 4),
-        p.subscription("a", 5, true),
-      ],
-      async (p) =>
-        [await read(p.id, "a"), await read(p.id, "b")].map((profile) => ({ ...profile, topicId: p.topicId })),
-    );
-    expect(results).toHaveLength(120);
-    for (const reads of results) {
-      for (const profile of reads as Record<string, unknown>[]) {
-        expect(profile).toMatchObject({
-          id: "b",
-          email: "a@example.com",
-          data: { plan: "pro" },
-          tags: ["beta", "vip"],
-          unsubscribed: true,
-          topics: [{ id: profile.topicId, name: "News", status: "unsubscribed", source: "global" }],
+  it(
+    "ends in the same profile whatever order edits, tags, an unsubscribe and a reidentify are applied in",
+    async () => {
+      const results = await readsInEveryOrder(
+        (p) => [
+          p.identify("a", 1, { email: "a@example.com", data: { plan: "free", city: "Oslo" } }),
+          p.edit("a", 2, { plan: "pro", city: null }),
+          p.tags("a", 3, ["vip", "beta"]),
+          p.reidentify("a", "b", 4),
+          p.subscription("a", 5, true),
+        ],
+        async (p) =>
+          [await read(p.id, "a"), await read(p.id, "b")].map((profile) => ({ ...profile, topicId: p.topicId })),
+      );
+      expect(results).toHaveLength(120);
+      for (const reads of results) {
+        for (const profile of reads as Record<string, unknown>[]) {
+          expect(profile).toMatchObject({
+            id: "b",
+            email: "a@example.com",
+            data: { plan: "pro" },
+            tags: ["beta", "vip"],
+            unsubscribed: true,
+            topics: [{ id: profile.topicId, name: "News", status: "unsubscribed", source: "global" }],
+          });
+        }
+      }
+    },
+    layoutTimeout(30_000),
+  );
+
+  it(
+    "erases in every order: late operations and links stamped before the erasure bring nothing back",
+    async () => {
+      const results = await readsInEveryOrder(
+        (p) => [
+          p.identify("a", 1, { email: "a@example.com", data: { plan: "free" } }),
+          p.edit("a", 2, { plan: "pro" }),
+          p.reidentify("a", "b", 3),
+          p.delete("b", 4),
+          p.identify("b", 5, { data: { fresh: true } }),
+        ],
+        async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "a") }),
+      );
+      expect(results).toHaveLength(120);
+      for (const result of results) {
+        expect(result).toMatchObject({
+          a: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
+          b: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
+          rowA: { ...ERASED_ROW, deleted_t: 4, created_t: 4 },
         });
       }
-    }
-  });
-
-  it("erases in every order: late operations and links stamped before the erasure bring nothing back", async () => {
-    const results = await readsInEveryOrder(
-      (p) => [
-        p.identify("a", 1, { email: "a@example.com", data: { plan: "free" } }),
-        p.edit("a", 2, { plan: "pro" }),
-        p.reidentify("a", "b", 3),
-        p.delete("b", 4),
-        p.identify("b", 5, { data: { fresh: true } }),
-      ],
-      async (p) => ({ a: await read(p.id, "a"), b: await read(p.id, "b"), rowA: await rawRow(p.id, "a") }),
-    );
-    expect(results).toHaveLength(120);
-    for (const result of results) {
-      expect(result).toMatchObject({
-        a: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
-        b: { id: "b", email: null, data: { fresh: true }, tags: [], unsubscribed: false },
-        rowA: { ...ERASED_ROW, deleted_t: 4, created_t: 4 },
-      });
-    }
-  });
+    },
+    layoutTimeout(30_000),
+  );
 
   it("erases every value physically, and leaves a tombstone that later operations stamped before it cannot revive", async () => {
     const p = await newProject();
@@ -210,30 +219,34 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     expect(await read(p.id, "b")).toMatchObject(expected);
   });
 
-  it("refuses a reidentify that would link more than MAX_LINKED_IDS ids into one profile, and applies the others", async () => {
-    const p = await newProject();
-    const chain = await Promise.all(
-      Array.from({ length: MAX_LINKED_IDS }, (_, n) => storedKeyOf(stack.db.sql, p.id, `c${n + 1}`)),
-    );
-    await stack.db.sql`
+  it(
+    "refuses a reidentify that would link more than MAX_LINKED_IDS ids into one profile, and applies the others",
+    async () => {
+      const p = await newProject();
+      const chain = await Promise.all(
+        Array.from({ length: MAX_LINKED_IDS }, (_, n) => storedKeyOf(stack.db.sql, p.id, `c${n + 1}`)),
+      );
+      await stack.db.sql`
       INSERT INTO profile_links (project_id, from_key, to_key, t)
       SELECT ${p.id}, (${chain}::text[])[n], (${chain}::text[])[n + 1], n
         FROM generate_series(1, ${MAX_LINKED_IDS - 1}) AS n`;
-    const outcome = await applyProfileOperations(stores, [
-      p.reidentify(`c${MAX_LINKED_IDS}`, "one-too-many", 5_000),
-      p.identify("solo", 1),
-      p.reidentify("solo", "solo-new", 2),
-    ]);
-    expect(outcome.poisoned.map(({ operation, error }) => [operation.id, String(error)])).toEqual([
-      [`c${MAX_LINKED_IDS}`, expect.stringMatching(/would link more than 1000 ids into one profile/)],
-    ]);
-    expect(await read(p.id, "solo")).toMatchObject({ id: "solo-new" });
-    expect(
-      await stack.db.sql`
+      const outcome = await applyProfileOperations(stores, [
+        p.reidentify(`c${MAX_LINKED_IDS}`, "one-too-many", 5_000),
+        p.identify("solo", 1),
+        p.reidentify("solo", "solo-new", 2),
+      ]);
+      expect(outcome.poisoned.map(({ operation, error }) => [operation.id, String(error)])).toEqual([
+        [`c${MAX_LINKED_IDS}`, expect.stringMatching(/would link more than 1000 ids into one profile/)],
+      ]);
+      expect(await read(p.id, "solo")).toMatchObject({ id: "solo-new" });
+      expect(
+        await stack.db.sql`
         SELECT 1 FROM profile_links
          WHERE project_id = ${p.id} AND to_key = ${await storedKeyOf(stack.db.sql, p.id, "one-too-many")}`,
-    ).toHaveLength(0);
-  });
+      ).toHaveLength(0);
+    },
+    layoutTimeout(30_000),
+  );
 
   it("merges a user reidentified onto an id that already names a profile, field by field", async () => {
     const p = await newProject();

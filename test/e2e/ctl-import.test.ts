@@ -10,6 +10,7 @@ import { runCtl, startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
+import { layoutTimeout } from "../support/database";
 
 let stack: TestStack;
 let base: string;
@@ -320,66 +321,76 @@ describe("ctl import", () => {
     expect((await read(d, "e-1"))?.event_count).toBe(10);
   });
 
-  it("continues after a kill where it stopped, and the result equals an uninterrupted import", async () => {
-    const file = join(dir, "resume.ndjson");
-    const at = Date.now() - 3_600_000;
-    const lines: string[] = [];
-    for (let n = 0; n < 15_000; n += 1) {
-      const id = `r-${n % 5_000}`;
-      lines.push(
-        JSON.stringify({ type: "profile", id, email: `${id}@example.com`, data: { n }, tags: n % 3 ? [] : [`t${n}`] }),
-      );
-      lines.push(
-        JSON.stringify({
-          type: "event",
-          user_id: id,
-          event_name: "Seen",
-          data: { n },
-          created_at: new Date(at + n).toISOString(),
-        }),
-      );
-    }
-    writeFileSync(file, lines.join("\n"));
-    const whole = await createTestProject(stack.db.sql, "Uninterrupted");
-    expect(await importFile(whole, [file, "--state", join(dir, "whole.json")])).toMatchObject({ imported: 30_000 });
+  it(
+    "continues after a kill where it stopped, and the result equals an uninterrupted import",
+    async () => {
+      const file = join(dir, "resume.ndjson");
+      const at = Date.now() - 3_600_000;
+      const lines: string[] = [];
+      for (let n = 0; n < 15_000; n += 1) {
+        const id = `r-${n % 5_000}`;
+        lines.push(
+          JSON.stringify({
+            type: "profile",
+            id,
+            email: `${id}@example.com`,
+            data: { n },
+            tags: n % 3 ? [] : [`t${n}`],
+          }),
+        );
+        lines.push(
+          JSON.stringify({
+            type: "event",
+            user_id: id,
+            event_name: "Seen",
+            data: { n },
+            created_at: new Date(at + n).toISOString(),
+          }),
+        );
+      }
+      writeFileSync(file, lines.join("\n"));
+      const whole = await createTestProject(stack.db.sql, "Uninterrupted");
+      expect(await importFile(whole, [file, "--state", join(dir, "whole.json")])).toMatchObject({ imported: 30_000 });
 
-    const cut = await createTestProject(stack.db.sql, "Interrupted");
-    const state = join(dir, "cut.json");
-    const child = startChild("apps/ctl/dist/main.js", env, [
-      "import",
-      "--project",
-      String(cut.id),
-      file,
-      "--state",
-      state,
-    ]);
-    const killedAt = await waitFor(
-      "a state file part of the way",
-      async () => {
-        try {
-          const kept = JSON.parse(readFileSync(state, "utf8")) as { done: number; finished: boolean };
-          if (kept.done > 0) {
-            child.child.kill("SIGKILL");
-            return kept;
+      const cut = await createTestProject(stack.db.sql, "Interrupted");
+      const state = join(dir, "cut.json");
+      const child = startChild("apps/ctl/dist/main.js", env, [
+        "import",
+        "--project",
+        String(cut.id),
+        file,
+        "--state",
+        state,
+      ]);
+      const killedAt = await waitFor(
+        "a state file part of the way",
+        async () => {
+          try {
+            const kept = JSON.parse(readFileSync(state, "utf8")) as { done: number; finished: boolean };
+            if (kept.done > 0) {
+              child.child.kill("SIGKILL");
+              return kept;
+            }
+          } catch {
+            // not written yet
           }
-        } catch {
-          // not written yet
-        }
-        await sleep(1);
-        return undefined;
-      },
-      60_000,
-    );
-    await child.exited;
-    expect(killedAt.finished).toBe(false);
-    const resumed = await importFile(cut, [file, "--state", state]);
-    expect(resumed.skipped).toBeGreaterThan(0);
-    expect(resumed.skipped + resumed.imported).toBe(30_000);
-    await drained();
-    const [left, right] = await Promise.all([exported(whole), exported(cut)]);
-    expect(left).toHaveLength(5_000 + 15_000);
-    expect(right).toEqual(left);
-  });
+          await sleep(1);
+          return undefined;
+        },
+        60_000,
+      );
+      await child.exited;
+      expect(killedAt.finished).toBe(false);
+      const resumed = await importFile(cut, [file, "--state", state]);
+      expect(resumed.skipped).toBeGreaterThan(0);
+      expect(resumed.skipped + resumed.imported).toBe(30_000);
+      await drained();
+      const [left, right] = await Promise.all([exported(whole), exported(cut)]);
+      expect(left).toHaveLength(5_000 + 15_000);
+      expect(right).toEqual(left);
+    },
+    layoutTimeout(30_000),
+  );
 
   it("refuses a state file of another source, and stdin without --state", async () => {
     const file = join(dir, "other.ndjson");

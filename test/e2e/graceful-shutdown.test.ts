@@ -7,6 +7,7 @@ import { createTestStack, type TestStack } from "../support/services";
 import { childEnv, REDIS_URL } from "../support/env";
 import { startChild } from "../support/processes";
 import { waitFor } from "../support/wait";
+import { layoutTimeout } from "../support/database";
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -78,53 +79,57 @@ describe("SIGTERM under load", () => {
     expect(await worker.exited).toBe(0);
   });
 
-  it("the worker finishes or hands back its jobs and exits; a new worker applies the rest", async () => {
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
-      connection: redis,
-      prefix: stack.config.queuePrefix,
-      defaultJobOptions: IDENTIFY_JOB_OPTIONS,
-    });
-    try {
-      const event = (n: number): IdentifyEvent => ({
-        projectId: stack.project.id,
-        key: profileKeyForId(`w-${n}`),
-        id: `w-${n}`,
-        t: Date.now(),
-        updateOnly: false,
-        data: { n },
+  it(
+    "the worker finishes or hands back its jobs and exits; a new worker applies the rest",
+    async () => {
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
+        connection: redis,
+        prefix: stack.config.queuePrefix,
+        defaultJobOptions: IDENTIFY_JOB_OPTIONS,
       });
-      const jobs = Array.from({ length: 80 }, (_, j) => ({
-        name: IDENTIFY_JOB,
-        data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) },
-      }));
-      const env = childEnv(stack.config, { WORKER_CONCURRENCY: "2" });
-      await queue.pause();
-      await queue.addBulk(jobs);
-      const worker = startChild("apps/worker/dist/main.js", env);
-      await waitFor("the worker to start", async () => (/worker started/.test(worker.output()) ? true : undefined));
-      await queue.resume();
-      await waitFor("jobs in hand", async () => ((await queue.getActiveCount()) > 0 ? true : undefined));
-      worker.child.kill("SIGTERM");
-      expect(await worker.exited).toBe(0);
-      expect(worker.output()).toMatch(/worker stopped/);
-      expect(await queue.getActiveCount()).toBe(0);
-      expect(await queue.getWaitingCount()).toBeGreaterThan(0);
+      try {
+        const event = (n: number): IdentifyEvent => ({
+          projectId: stack.project.id,
+          key: profileKeyForId(`w-${n}`),
+          id: `w-${n}`,
+          t: Date.now(),
+          updateOnly: false,
+          data: { n },
+        });
+        const jobs = Array.from({ length: 80 }, (_, j) => ({
+          name: IDENTIFY_JOB,
+          data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) },
+        }));
+        const env = childEnv(stack.config, { WORKER_CONCURRENCY: "2" });
+        await queue.pause();
+        await queue.addBulk(jobs);
+        const worker = startChild("apps/worker/dist/main.js", env);
+        await waitFor("the worker to start", async () => (/worker started/.test(worker.output()) ? true : undefined));
+        await queue.resume();
+        await waitFor("jobs in hand", async () => ((await queue.getActiveCount()) > 0 ? true : undefined));
+        worker.child.kill("SIGTERM");
+        expect(await worker.exited).toBe(0);
+        expect(worker.output()).toMatch(/worker stopped/);
+        expect(await queue.getActiveCount()).toBe(0);
+        expect(await queue.getWaitingCount()).toBeGreaterThan(0);
 
-      const second = startChild("apps/worker/dist/main.js", env);
-      await waitFor(
-        "the queue to drain",
-        async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
-        60_000,
-      );
-      second.child.kill("SIGTERM");
-      expect(await second.exited).toBe(0);
-      expect(await queue.getFailedCount()).toBe(0);
-      const stored = await storedIds();
-      for (let n = 0; n < 80 * 250; n += 1) if (!stored.has(`w-${n}`)) throw new Error(`w-${n} was lost`);
-    } finally {
-      await queue.close();
-      redis.disconnect();
-    }
-  });
+        const second = startChild("apps/worker/dist/main.js", env);
+        await waitFor(
+          "the queue to drain",
+          async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
+          60_000,
+        );
+        second.child.kill("SIGTERM");
+        expect(await second.exited).toBe(0);
+        expect(await queue.getFailedCount()).toBe(0);
+        const stored = await storedIds();
+        for (let n = 0; n < 80 * 250; n += 1) if (!stored.has(`w-${n}`)) throw new Error(`w-${n} was lost`);
+      } finally {
+        await queue.close();
+        redis.disconnect();
+      }
+    },
+    layoutTimeout(30_000),
+  );
 });

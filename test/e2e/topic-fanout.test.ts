@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import {
+  fanoutGroups,
   fanoutOf,
   lockProfile,
   lockWaiters,
@@ -162,6 +163,41 @@ describe("fan-out of a default change", () => {
     const [ahead] = await stack.db.sql`
       SELECT topic_defaults ? ${String(topicId)} AS "hasDefault" FROM profiles WHERE project_id = ${project.id} AND key = ${seeded.keyOf(choosers[2] as string)}`;
     expect(ahead).toEqual({ hasDefault: false });
+  });
+
+  it("holds an identify to a profile of a running chunk no longer than the statement of the profile's group", async () => {
+    const { project, topicId, seeded, withoutChoiceFrom, lock } = await seededProject("Held by one group");
+    const choose = (id: string) =>
+      track(project, { id, preferences: { topics: [{ id: topicId, status: "subscribed" }] } });
+    const chosen = (ids: string[]) =>
+      waitFor(`${ids.length} choices to be applied`, async () => {
+        const topics = await Promise.all(ids.map((id) => topicOf(project, id, topicId)));
+        return topics.every((topic) => topic?.source === "explicit") || undefined;
+      });
+    // Profiles all through the third chunk (10,000 to 14,999 in key order), the one that waits.
+    const sample = seeded.inKeyOrder.slice(10_000, 15_000).filter((_, n) => n % 50 === 25);
+    const release = await lock();
+    try {
+      await changeDefault(project, topicId, "unsubscribed");
+      await blockedAfter(topicId, 2);
+      // Only the locked profile's group waits, and it holds only that profile and the rows it
+      // updated before it: those of that group that come before the locked one in key order.
+      const locked = withoutChoiceFrom(12_000);
+      const at = seeded.inKeyOrder.indexOf(locked);
+      const [lockedGroup, ...groups] = await fanoutGroups(stack.db.sql, [locked, ...sample].map(seeded.keyOf));
+      const held = sample.filter((id, n) => groups[n] === lockedGroup && seeded.inKeyOrder.indexOf(id) <= at);
+      const free = sample.filter((id) => !held.includes(id));
+      expect(free.length).toBeGreaterThan(sample.length / 2);
+
+      for (const id of free) await choose(id);
+      await chosen(free);
+      expect(await lockWaiters(stack.db.sql)).toBeGreaterThan(0); // the chunk still waits
+      for (const id of held) await choose(id);
+    } finally {
+      await release();
+    }
+    await finished(topicId);
+    await chosen(sample);
   });
 
   it("ends at the last value when the default changes twice quickly (A→B→A)", async () => {

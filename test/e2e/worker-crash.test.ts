@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
 import { IDENTIFY_JOB, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";
 import { childEnv, REDIS_URL, testConfig } from "../support/env";
 import { startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
@@ -60,46 +60,50 @@ afterAll(async () => {
 });
 
 describe("a worker killed mid-batch", () => {
-  it("loses nothing: another worker takes the batch over and the outcome is as if applied once", async () => {
-    await queue.addBulk(
-      Array.from({ length: JOBS }, (_, j) => ({
-        name: IDENTIFY_JOB,
-        data: { events: Array.from({ length: EVENTS_PER_JOB }, (_, i) => event(j * EVENTS_PER_JOB + i)) },
-      })),
-    );
-    const env = childEnv(testConfig(db.url, prefix.prefix), { WORKER_LOCK_MS: "1500", WORKER_CONCURRENCY: "2" });
-
-    const first = startChild("apps/worker/dist/main.js", env);
-    await waitFor(
-      "the first worker to be mid-way",
-      async () => {
-        const done = JOBS - (await queue.getJobCountByTypes("waiting", "active", "delayed"));
-        return done >= 3 && (await queue.getActiveCount()) > 0 ? true : undefined;
-      },
-      30_000,
-    );
-    first.child.kill("SIGKILL");
-    await first.exited;
-    expect(await queue.getActiveCount()).toBeGreaterThan(0);
-
-    const second = startChild("apps/worker/dist/main.js", env);
-    try {
-      await waitFor(
-        "the queue to drain",
-        async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
-        60_000,
+  it(
+    "loses nothing: another worker takes the batch over and the outcome is as if applied once",
+    async () => {
+      await queue.addBulk(
+        Array.from({ length: JOBS }, (_, j) => ({
+          name: IDENTIFY_JOB,
+          data: { events: Array.from({ length: EVENTS_PER_JOB }, (_, i) => event(j * EVENTS_PER_JOB + i)) },
+        })),
       );
-    } finally {
-      second.child.kill("SIGTERM");
-      expect(await second.exited).toBe(0);
-    }
+      const env = childEnv(testConfig(db.url, prefix.prefix), { WORKER_LOCK_MS: "1500", WORKER_CONCURRENCY: "2" });
 
-    expect(await queue.getFailedCount()).toBe(0);
-    const rows = await db.sql<{ external_id: string; data: Record<string, { v: number }> }[]>`
+      const first = startChild("apps/worker/dist/main.js", env);
+      await waitFor(
+        "the first worker to be mid-way",
+        async () => {
+          const done = JOBS - (await queue.getJobCountByTypes("waiting", "active", "delayed"));
+          return done >= 3 && (await queue.getActiveCount()) > 0 ? true : undefined;
+        },
+        30_000,
+      );
+      first.child.kill("SIGKILL");
+      await first.exited;
+      expect(await queue.getActiveCount()).toBeGreaterThan(0);
+
+      const second = startChild("apps/worker/dist/main.js", env);
+      try {
+        await waitFor(
+          "the queue to drain",
+          async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
+          60_000,
+        );
+      } finally {
+        second.child.kill("SIGTERM");
+        expect(await second.exited).toBe(0);
+      }
+
+      expect(await queue.getFailedCount()).toBe(0);
+      const rows = await db.sql<{ external_id: string; data: Record<string, { v: number }> }[]>`
       SELECT external_id, data FROM profiles WHERE project_id = ${project.id}`;
-    const stored = new Map(
-      rows.map((row) => [row.external_id, Object.fromEntries(Object.entries(row.data).map(([k, e]) => [k, e.v]))]),
-    );
-    expect(stored).toEqual(expectedData());
-  });
+      const stored = new Map(
+        rows.map((row) => [row.external_id, Object.fromEntries(Object.entries(row.data).map(([k, e]) => [k, e.v]))]),
+      );
+      expect(stored).toEqual(expectedData());
+    },
+    layoutTimeout(30_000),
+  );
 });

@@ -16,8 +16,14 @@ export interface TestDatabase {
  * no shards and the workers of TEST_CITUS_WORKERS (host:port,host:port; by default the two ports
  * after the coordinator's, as scripts/citus-cluster.sh starts them) hold them all.
  */
-const CITUS = process.env.TEST_CITUS === "1" || process.env.TEST_CITUS === "multi";
+export const CITUS = process.env.TEST_CITUS === "1" || process.env.TEST_CITUS === "multi";
 export const CITUS_MULTI_NODE = process.env.TEST_CITUS === "multi";
+/**
+ * The time limit of a test whose work grows with the layout: on Citus each of its steps is a
+ * distributed statement, and on a multi-node cluster one over three servers sharing the
+ * machine's cores (docs/scaling.md, "The suite on a multi-node Citus": 2 to 30 times slower).
+ */
+export const layoutTimeout = (ms: number): number => (CITUS_MULTI_NODE ? 10 * ms : CITUS ? 3 * ms : ms);
 const CITUS_DISTRIBUTE = resolve(import.meta.dirname, "../../libs/db/citus/distribute.sql");
 
 /** The workers' admin URLs (their "postgres" database), when the layout has workers of its own. */

@@ -1,6 +1,6 @@
 import { profileKeySecrets, type Sql } from "@cm/db";
 import { profileKeysWith } from "@cm/domain";
-import { CITUS_MULTI_NODE } from "./database";
+import { CITUS, CITUS_MULTI_NODE } from "./database";
 
 /** The ids of seeded profiles: u0000001, u0000002, … */
 export function seededId(n: number): string {
@@ -81,6 +81,18 @@ export async function lockProfile(sql: Sql, projectId: number, key: string): Pro
     await reserved`ROLLBACK`;
     reserved.release();
   };
+}
+
+/**
+ * The group a fan-out chunk updates each key in, in a transaction of its own (libs/db
+ * topic-fanout.ts): its shard on Citus, the whole chunk on one Postgres.
+ */
+export async function fanoutGroups(sql: Sql, keys: string[]): Promise<string[]> {
+  if (!CITUS) return keys.map(() => "chunk");
+  const rows = await sql<{ shard: string }[]>`
+    SELECT get_shard_id_for_distribution_column('profiles', key)::text AS shard
+      FROM unnest(${keys}::text[]) WITH ORDINALITY AS k(key, n) ORDER BY n`;
+  return rows.map((row) => row.shard);
 }
 
 /**

@@ -1,6 +1,45 @@
 -- Shards a migrated database with Citus (docs/scaling.md, "Past one Postgres"): run once on the
--- coordinator, after `npm run ctl -- migrate` and before the workers start. The placement of
--- every table is what test/db/citus-ready.test.ts checks after each migration.
+-- coordinator (`psql -f`), after `npm run ctl -- migrate`, before the workers start or on a
+-- database in use (docs/scaling.md, "Moving a database in use to Citus"). The placement of every
+-- table is what test/db/citus-ready.test.ts checks after each migration.
+--
+-- Citus creates on every node a function made after its extension, not one made before: in a
+-- database migrated before Citus (docs/scaling.md, "Moving a database in use to Citus") the
+-- workers' shards would be sent statements calling functions they lack (the upsert's lww_*:
+-- "function … does not exist", and the worker retries for ever). Each of the schema's own
+-- functions not yet on every node is made a distributed object, created on each node now and on
+-- each node added later. A node checks a SQL function's body as it creates it, so a function
+-- comes after those its body names (lww_newest calls lww_is_newer). An order rather than a `SET
+-- LOCAL check_function_bodies = off`: Citus would pass that to the workers only inside a
+-- transaction block, which the test support, running this file as one query on a pool, cannot
+-- open (postgres.js refuses a BEGIN there).
+DO $$
+DECLARE
+  f regprocedure;
+BEGIN
+  FOR f IN
+    WITH RECURSIVE own AS (
+      SELECT p.oid, p.proname, p.prosrc
+        FROM pg_proc AS p
+       WHERE p.pronamespace = 'public'::regnamespace
+         AND NOT EXISTS (SELECT 1 FROM pg_depend AS d
+                          WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+         AND NOT EXISTS (SELECT 1 FROM pg_dist_object AS o
+                          WHERE o.classid = 'pg_proc'::regclass AND o.objid = p.oid)
+    ), depth (oid, d) AS (
+      SELECT oid, 0 FROM own
+      UNION ALL
+      -- depth.d < 10: a bound for functions that call each other
+      SELECT caller.oid, depth.d + 1
+        FROM depth JOIN own AS callee ON callee.oid = depth.oid
+        JOIN own AS caller ON caller.oid <> callee.oid AND caller.prosrc ~ ('\m' || callee.proname || '\M')
+       WHERE depth.d < 10
+    )
+    SELECT oid FROM depth GROUP BY oid ORDER BY max(d), oid
+  LOOP
+    PERFORM create_distributed_function(f);
+  END LOOP;
+END $$;
 SELECT create_reference_table(t) FROM unnest(ARRAY['projects', 'credentials', 'topics', 'topic_fanouts',
   'journeys', 'journey_audiences', 'journey_nodes', 'journey_edges', 'messages', 'message_contents',
   'message_content_bodies', 'journey_documents']) AS t;

@@ -28,6 +28,7 @@ export async function storeEventsInTransaction(
   events: readonly TrackedEvent[],
 ): Promise<StoredEvents> {
   const projects = [...new Set(events.map((event) => event.projectId))].sort((a, b) => a - b);
+  const keys = [...new Set(events.map((event) => event.key))];
   const batch = events.map((e) => [
     e.projectId,
     e.key,
@@ -54,7 +55,11 @@ export async function storeEventsInTransaction(
                coalesce(p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL), false)
                  AS is_profile
           FROM input AS i
-          LEFT JOIN profiles AS p ON p.project_id = i.project_id AND p.key = i.user_key
+          -- The rows of the batch's keys, named as values: Citus plans the profiles of this join
+          -- apart from the input, and without them read every shard's profiles whole.
+          LEFT JOIN (SELECT project_id, key, created_t, last_created_t, deleted_t FROM profiles
+                      WHERE project_id = ANY(${projects}::integer[]) AND key = ANY(${keys}::text[])) AS p
+            ON p.project_id = i.project_id AND p.key = i.user_key
       ), claimed AS (
         INSERT INTO event_keys AS k (project_id, key, seen_at, expires_at)
         SELECT project_id, dedup_key, received, received + dedup_window
@@ -108,6 +113,8 @@ export async function eraseUserEvents(
        USING unnest(${erased.map((x) => x.key)}::text[],
                     ${erased.map((x) => new Date(x.t).toISOString())}::timestamptz[]) AS x(key, erased_at)
        WHERE e.project_id = ${projectId} AND e.user_key = x.key AND e.created_at <= x.erased_at
+         -- The keys again as values, so that Citus sends the delete to their shards, not every one.
+         AND e.user_key = ANY(${erased.map((x) => x.key)}::text[])
       RETURNING 1`;
     return rows.length;
   });

@@ -20,6 +20,14 @@ const WALK_CHUNK = 5_000;
  * later would bring the erased data back. Nor is the row of an id a reidentify linked: what is
  * sent to the new id after `reidentify a→b` lands in b's row, which no identify created, yet
  * is part of a's profile (the read merges the rows of linked ids).
+ *
+ * Shaped for Citus, which shards profiles by key and profile_links by from_key: the links from
+ * a key are checked beside its row (the same shard), while the links to the chunk's hidden keys
+ * are looked up once, in `linked_to` (every shard), because Citus refuses a subquery on to_key
+ * inside the delete. Materialised and read as a hashed set (`NOT IN`; no column is null): an
+ * inlined `linked_to` made Postgres join it again for every row, seconds per chunk. A link
+ * recorded between that lookup and the delete needs no lock (docs/scaling.md, "The retention
+ * walk on Citus").
  */
 export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number> {
   let deleted = 0;
@@ -32,14 +40,19 @@ export async function pruneHiddenProfiles(sql: Db, before: Date): Promise<number
          WHERE (project_id, key) > (${after.projectId}, ${after.key})
          ORDER BY project_id, key
          LIMIT ${WALK_CHUNK}
+      ), hidden AS (
+        SELECT project_id, key FROM chunk
+         WHERE created_t IS NULL AND deleted_t IS NULL AND updated_at < ${before}
+      ), linked_to AS MATERIALIZED (
+        SELECT l.project_id, l.to_key AS key
+          FROM profile_links AS l JOIN hidden AS h ON l.project_id = h.project_id AND l.to_key = h.key
       ), gone AS (
         DELETE FROM profiles AS p
-         USING chunk AS c
-         WHERE p.project_id = c.project_id AND p.key = c.key
-           AND c.created_t IS NULL AND c.deleted_t IS NULL AND c.updated_at < ${before}
+         USING hidden AS h
+         WHERE p.project_id = h.project_id AND p.key = h.key
            AND p.created_t IS NULL AND p.deleted_t IS NULL AND p.updated_at < ${before}
-           AND NOT EXISTS (SELECT 1 FROM profile_links AS l WHERE l.project_id = c.project_id AND l.from_key = c.key)
-           AND NOT EXISTS (SELECT 1 FROM profile_links AS l WHERE l.project_id = c.project_id AND l.to_key = c.key)
+           AND NOT EXISTS (SELECT 1 FROM profile_links AS l WHERE l.project_id = p.project_id AND l.from_key = p.key)
+           AND (h.project_id, h.key) NOT IN (SELECT project_id, key FROM linked_to)
         RETURNING 1
       ), last AS (
         SELECT project_id, key FROM chunk ORDER BY project_id DESC, key DESC LIMIT 1
