@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { QueuedOperation } from "@cm/domain";
 import {
   csvRowOperations,
+  DEFAULT_CSV_MAPPING,
   exportLineOperations,
   importEventId,
   segmentLineOperations,
@@ -112,19 +113,7 @@ describe("exportLineOperations", () => {
 });
 
 describe("csvRowOperations", () => {
-  const mapping: CsvMapping = {
-    idColumn: "id",
-    emailColumn: "email",
-    phoneColumn: null,
-    stampColumn: null,
-    eventNameColumn: null,
-    eventIdColumn: null,
-    dataColumns: null,
-    ignoreColumns: ["cio_id"],
-    tagsColumn: null,
-    unsubscribedColumn: null,
-    unsubscribeTag: null,
-  };
+  const mapping: CsvMapping = { ...DEFAULT_CSV_MAPPING, ignoreColumns: ["cio_id"] };
   const ops = (converted: Converted) => profileOps(converted).map((operation) => operation?.op ?? "identify");
 
   it("puts every column no flag names into data, as text, an empty cell left out", () => {

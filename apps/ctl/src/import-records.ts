@@ -52,6 +52,21 @@ export interface CsvMapping {
   unsubscribeTag: string | null;
 }
 
+/** The columns a CSV is read by when neither a preset nor a flag names others. */
+export const DEFAULT_CSV_MAPPING: CsvMapping = {
+  idColumn: "id",
+  emailColumn: "email",
+  phoneColumn: null,
+  stampColumn: null,
+  eventNameColumn: null,
+  eventIdColumn: null,
+  dataColumns: null,
+  ignoreColumns: [],
+  tagsColumn: null,
+  unsubscribedColumn: null,
+  unsubscribeTag: null,
+};
+
 class Refused extends Error {}
 
 const iso = (t: number) => new Date(t).toISOString();

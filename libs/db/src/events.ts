@@ -108,13 +108,14 @@ export async function eraseUserEvents(
     await tx`SELECT pg_advisory_xact_lock(${PROJECT_EVENTS_LOCK}::integer, ${projectId}::integer)`;
     // Each erasure's time is sent as a timestamptz rather than computed from its ms in the
     // statement: Citus refuses a DELETE that calls a STABLE function on a column (docs/scaling.md).
+    const keys = erased.map((x) => x.key);
     const rows = await tx`
       DELETE FROM events AS e
-       USING unnest(${erased.map((x) => x.key)}::text[],
+       USING unnest(${keys}::text[],
                     ${erased.map((x) => new Date(x.t).toISOString())}::timestamptz[]) AS x(key, erased_at)
        WHERE e.project_id = ${projectId} AND e.user_key = x.key AND e.created_at <= x.erased_at
          -- The keys again as values, so that Citus sends the delete to their shards, not every one.
-         AND e.user_key = ANY(${erased.map((x) => x.key)}::text[])
+         AND e.user_key = ANY(${keys}::text[])
       RETURNING 1`;
     return rows.length;
   });

@@ -11,6 +11,7 @@ import { parse as parseCsv } from "csv-parse";
 import { CliError } from "../cli-error";
 import {
   checkCsvHeader,
+  DEFAULT_CSV_MAPPING,
   csvRowOperations,
   exportLineOperations,
   segmentLineOperations,
@@ -141,20 +142,6 @@ interface ImportState {
   rejectsBytes: number;
   finished: boolean;
 }
-
-const DEFAULT_MAPPING: CsvMapping = {
-  idColumn: "id",
-  emailColumn: "email",
-  phoneColumn: null,
-  stampColumn: null,
-  eventNameColumn: null,
-  eventIdColumn: null,
-  dataColumns: null,
-  ignoreColumns: [],
-  tagsColumn: null,
-  unsubscribedColumn: null,
-  unsubscribeTag: null,
-};
 
 /**
  * The presets of `--format` for CSV exports, their columns read where a file has them. Vero's
@@ -360,7 +347,7 @@ export async function importCommand(
   }
   const statePath = options.state ?? `${input}.import-state.json`;
   const rejectsPath = options.rejects ?? `${input ?? statePath.replace(/\.json$/, "")}.rejects.ndjson`;
-  const mapping: CsvMapping = { ...DEFAULT_MAPPING, ...PRESETS[format], ...options.columns };
+  const mapping: CsvMapping = { ...DEFAULT_CSV_MAPPING, ...PRESETS[format], ...options.columns };
   if (!isCsv(format) && Object.keys(options.columns).length > 0) {
     throw new CliError("column flags are for CSV input (--format csv, vero or customerio)", 2);
   }
@@ -390,7 +377,7 @@ export async function importCommand(
   const convertLine = format === "segment" ? segmentLineOperations : exportLineOperations;
   const stream: Readable = input === null ? process.stdin : createReadStream(input);
   const records = isCsv(format)
-    ? csvRecords(stream, mapping, { ...DEFAULT_MAPPING, ...options.columns }, context)
+    ? csvRecords(stream, mapping, { ...DEFAULT_CSV_MAPPING, ...options.columns }, context)
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
   const connection = producerConnection(redis.url);
