@@ -28,17 +28,17 @@ export function createApp(deps: GatewayDeps): Koa {
   const app = new Koa({ proxy: true });
   app.silent = true;
 
-  // Vero's users API answers `{status, message}`, errors included. Identify, the busiest path,
-  // has a router of its own, matched first, so that identify requests are not matched against
-  // every other route; the other profile operations, the event API and the batch have the next one.
-  const identify = new Router<IdentifyState>({ prefix: API_PREFIX });
-  identify.use(identifyErrors(deps.logger));
-  identifyRoutes(identify, deps);
+  // Vero's users API answers `{status, message}`, errors included. Identify and track, the
+  // busiest paths, have a router of their own, matched first, so that their requests are not
+  // matched against every other route; the other profile operations and the batch have the next one.
+  const busiest = new Router<IdentifyState>({ prefix: API_PREFIX });
+  busiest.use(identifyErrors(deps.logger));
+  identifyRoutes(busiest, deps);
+  eventRoutes(busiest, deps);
 
   const profiles = new Router<IdentifyState>({ prefix: API_PREFIX });
   profiles.use(identifyErrors(deps.logger));
   profileRoutes(profiles, deps);
-  eventRoutes(profiles, deps);
   batchRoutes(profiles, deps);
 
   // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
@@ -66,7 +66,7 @@ export function createApp(deps: GatewayDeps): Koa {
   // API routers first: their routes answer without calling on, so API requests skip the
   // dashboard's path check and the root router's paths. The profile operations come before
   // the API router, whose profile read (GET /users/:id) would take GET /users/edit.
-  app.use(identify.routes());
+  app.use(busiest.routes());
   app.use(profiles.routes());
   app.use(api.routes());
   app.use(adminQueues(deps));
