@@ -154,6 +154,9 @@ export interface StoredEvent {
   received_at: Date;
 }
 
+/** What every read of events selects: a StoredEvent. */
+const STORED_EVENT_COLUMNS: (keyof StoredEvent)[] = ["id", "name", "data", "source", "created_at", "received_at"];
+
 /** An event as every read shows it. */
 export function userEventOf(row: StoredEvent): UserEvent {
   return {
@@ -183,7 +186,7 @@ export async function eventsOfKeys(
   keys: readonly string[],
 ): Promise<(StoredEvent & { user_key: string })[]> {
   return sql<(StoredEvent & { user_key: string })[]>`
-    SELECT user_key, id, name, data, source, created_at, received_at
+    SELECT user_key, ${sql(STORED_EVENT_COLUMNS)}
       FROM events
      WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
      ORDER BY user_key, created_at, id`;
@@ -200,7 +203,7 @@ export function everyUserEvent(
   perRead: number,
 ): AsyncIterable<StoredEvent[]> {
   return sql<StoredEvent[]>`
-    SELECT id, name, data, source, created_at, received_at
+    SELECT ${sql(STORED_EVENT_COLUMNS)}
       FROM events
      WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
      ORDER BY created_at, id`.cursor(perRead);
@@ -214,7 +217,7 @@ export async function findUserEvents(
   query: EventQuery,
 ): Promise<StoredEvent[]> {
   return sql<StoredEvent[]>`
-    SELECT id, name, data, source, created_at, received_at
+    SELECT ${sql(STORED_EVENT_COLUMNS)}
       FROM events
      WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
        ${query.nameKey === null ? sql`` : sql`AND name_key = ${query.nameKey}`}

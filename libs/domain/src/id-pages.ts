@@ -1,4 +1,5 @@
 import type { Problem } from "./problems";
+import { queryReader } from "./query-values";
 
 export const ID_PAGE_DEFAULT = 25;
 export const ID_PAGE_MAX = 100;
@@ -29,21 +30,10 @@ export function idPageRequest(
   query: QueryValues,
 ): { ok: true; page: IdPageRequest } | { ok: false; problems: Problem[] } {
   const problems: Problem[] = [];
-  let limit = ID_PAGE_DEFAULT;
-  if (query.limit !== undefined) {
-    const text = query.limit;
-    if (typeof text === "string" && /^[0-9]{1,3}$/.test(text) && Number(text) >= 1 && Number(text) <= ID_PAGE_MAX) {
-      limit = Number(text);
-    } else {
-      problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${ID_PAGE_MAX}` });
-    }
-  }
-  let afterId = 0;
-  if (query.cursor !== undefined) {
-    const id = typeof query.cursor === "string" ? afterIdFromCursor(list, query.cursor) : null;
-    if (id === null)
-      problems.push({ path: "query.cursor", message: "cursor must be a next_cursor from a previous page" });
-    else afterId = id;
-  }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, page: { limit, afterId } };
+  const { limit, cursor } = queryReader(query, problems);
+  const page = {
+    limit: limit(ID_PAGE_DEFAULT, ID_PAGE_MAX),
+    afterId: cursor((text) => afterIdFromCursor(list, text)) ?? 0,
+  };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, page };
 }
