@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +76,27 @@ function exportedLine(output: string): { line: string; values: Record<string, st
 }
 
 describe("npm start (the launcher)", () => {
+  it("refuses a port something else answers on, before it prints any credential", async () => {
+    // As a launcher left running would answer: 200 on /readyz.
+    const other = createHttpServer((_request, response) => response.end("ok"));
+    const port = await new Promise<number>((resolve) =>
+      other.listen(0, "127.0.0.1", () => resolve((other.address() as { port: number }).port)),
+    );
+    try {
+      const launcher = startChild(
+        "apps/ctl/dist/launcher.js",
+        childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }), { CM_DATA_DIR: dataDir }),
+        [],
+        false,
+      );
+      expect(await launcher.exited).toBe(1);
+      expect(launcher.output()).toContain(`launcher failed: port ${port} is in use`);
+      expect(launcher.output()).not.toMatch(/auth_token|Try it/);
+    } finally {
+      other.close();
+    }
+  });
+
   it("migrates, serves every operation with what it prints, and stops cleanly on Ctrl-C", async () => {
     const port = await freePort();
     const api = `http://127.0.0.1:${port}/api/v2`;

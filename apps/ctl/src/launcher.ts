@@ -120,6 +120,10 @@ async function main(): Promise<void> {
   const adminTokenValue = process.env.ADMIN_TOKEN || last?.admin_token || randomBytes(24).toString("hex");
   process.env.ADMIN_TOKEN = adminTokenValue;
   const config = loadConfig();
+  // Before anything is written: the readiness of whatever answers there would pass for the gateway's.
+  if (await answers("127.0.0.1", config.port)) {
+    throw new Error(`port ${config.port} is in use (another npm start?): stop what listens there, or set PORT`);
+  }
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-launcher" });
   try {
     const migrated = await migrate(sql);
