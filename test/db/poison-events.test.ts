@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
-import { addIdentifyBatch, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { addIdentifyBatch, identifyQueue } from "@cm/queue";
 import { applyProfileOperations, createWorkerMetrics, queueWorkers } from "@cm/worker";
 import { REDIS_URL } from "../support/env";
 import { testLogger } from "../support/logs";
@@ -60,11 +60,7 @@ describe("a batch holding an event Postgres refuses", () => {
   it("through the queue: the job completes, the event is dead-lettered, the others are applied", async () => {
     await stack.worker();
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
-      connection: redis,
-      prefix: stack.config.queuePrefix,
-      defaultJobOptions: IDENTIFY_JOB_OPTIONS,
-    });
+    const queue = identifyQueue(redis, stack.config.queuePrefix);
     try {
       const job = await addIdentifyBatch(queue, [event("queued-ok", { plan: "pro" }), poison("queued-bad")]);
       await waitFor("the job to finish", async () => ((await job.getState()) === "completed" ? true : undefined));

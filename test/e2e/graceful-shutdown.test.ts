@@ -1,8 +1,7 @@
-import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { IDENTIFY_JOB, identifyQueue } from "@cm/queue";
 import { createTestStack, type TestStack } from "../support/services";
 import { childEnv, REDIS_URL } from "../support/env";
 import { startChild } from "../support/processes";
@@ -83,11 +82,7 @@ describe("SIGTERM under load", () => {
     "the worker finishes or hands back its jobs and exits; a new worker applies the rest",
     async () => {
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-      const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
-        connection: redis,
-        prefix: stack.config.queuePrefix,
-        defaultJobOptions: IDENTIFY_JOB_OPTIONS,
-      });
+      const queue = identifyQueue(redis, stack.config.queuePrefix);
       try {
         const event = (n: number): IdentifyEvent => ({
           projectId: stack.project.id,

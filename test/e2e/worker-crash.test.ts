@@ -1,8 +1,8 @@
-import { Queue } from "bullmq";
+import type { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB, IDENTIFY_JOB_OPTIONS, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { IDENTIFY_JOB, identifyQueue, type IdentifyJobData } from "@cm/queue";
 import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";
 import { childEnv, REDIS_URL, testConfig } from "../support/env";
 import { startChild } from "../support/processes";
@@ -45,11 +45,7 @@ beforeAll(async () => {
   db = await createTestDatabase("crash");
   project = await createTestProject(db.sql);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, {
-    connection: redis,
-    prefix: prefix.prefix,
-    defaultJobOptions: IDENTIFY_JOB_OPTIONS,
-  });
+  queue = identifyQueue(redis, prefix.prefix);
 });
 
 afterAll(async () => {
