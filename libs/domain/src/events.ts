@@ -123,11 +123,15 @@ const hash = (text: string) => digest("sha256", text, "base64url");
  * Vero's rule: the same user, name (normalised) and `data` when sent, else `check_id`, else
  * nothing. An idempotency key, when given, replaces it: the client says which events are one.
  */
-function dedupOf(event: Omit<TrackedEvent, "dedupKey" | "dedupWindowMs">, body: TrackBody, context: TrackContext) {
+function dedupOf(
+  event: TrackedEvent,
+  body: TrackBody,
+  context: TrackContext,
+): { dedupKey: string; dedupWindowMs: number } | undefined {
   const idempotency = context.idempotencyKey ?? body.extras?.message_id ?? undefined;
   if (idempotency !== undefined && idempotency !== null && idempotency !== "")
     return { dedupKey: hash(`idempotency\0${idempotency}`), dedupWindowMs: IDEMPOTENCY_WINDOW_MS };
-  if (context.dedupWindowMs <= 0) return {};
+  if (context.dedupWindowMs <= 0) return undefined;
   const checkId = body.extras?.check_id;
   const content =
     event.data !== null
@@ -179,7 +183,7 @@ export function parseTrack(input: unknown, context: TrackContext): Parsed<Tracke
     if (error instanceof InvalidInput) return { ok: false, problems: error.problems.map(inIdentity) };
     throw error;
   }
-  const event: Omit<TrackedEvent, "dedupKey" | "dedupWindowMs"> = {
+  const event: TrackedEvent = {
     projectId: context.projectId,
     key: profileKeyForId(userId),
     userId,
@@ -191,7 +195,13 @@ export function parseTrack(input: unknown, context: TrackContext): Parsed<Tracke
   };
   if (track.identity.email !== undefined && track.identity.email !== null) event.email = track.identity.email;
   if (track.extras?.source !== undefined && track.extras.source !== null) event.source = track.extras.source;
-  return { ok: true, value: { ...event, ...dedupOf(event, track, context) } };
+  // Set on the event, not spread into a copy of it: a third of what the key costs each track.
+  const dedup = dedupOf(event, track, context);
+  if (dedup !== undefined) {
+    event.dedupKey = dedup.dedupKey;
+    event.dedupWindowMs = dedup.dedupWindowMs;
+  }
+  return { ok: true, value: event };
 }
 
 /**
