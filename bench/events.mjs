@@ -1,18 +1,19 @@
 // Event benchmarks (POST /api/v2/events/track): gateway intake (accepted events/s) beside
 // identify intake on the same gateway, in turns; the worker drain (events stored per second by
 // one worker process), with Vero's deduplication on and off, beside a bare COPY of the same rows
-// into the same partitioned table; and what an event costs at rest (Postgres bytes per million
+// into the same partitioned table and the ceiling the workers' statement alone reaches here; and what an event costs at rest (Postgres bytes per million
 // stored) and in flight (Redis memory per million queued).
 // Usage: npm run build && node bench/events.mjs   (BENCH_RUNS=5 for more runs)
 import { randomUUID } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { applyProfileWrites, ensureEventPartitions, profileKeySecrets } from "@cm/db";
-import { normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
+import { applyProfileWrites, connect, ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
+import { eventWithStoredKey, normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
 import { addEventBatch, eventsQueue } from "@cm/queue";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
@@ -264,6 +265,34 @@ async function drainOnce(databaseUrl, sql, events) {
   }
 }
 
+/**
+ * The drain's ceiling on this machine: the same jobs stored by the workers' statement (storeEvents)
+ * from one connection per core, fed events built beforehand, with no queue and no worker. What
+ * the worker adds (Redis, job JSON, keying) can only make the drain slower than this.
+ */
+async function storeAloneOnce(databaseUrl, sql, events) {
+  await emptyTables(sql);
+  const connections = availableParallelism();
+  const pool = connect(databaseUrl, { max: connections });
+  try {
+    const postgresBefore = postgresCpu();
+    const started = performance.now();
+    let next = 0;
+    const storeJobs = async () => {
+      for (let first = next; first < events.length; first = next) {
+        next += EVENTS_PER_JOB;
+        await storeEvents(pool, events.slice(first, first + EVENTS_PER_JOB));
+      }
+    };
+    await Promise.all(Array.from({ length: connections }, storeJobs));
+    const seconds = (performance.now() - started) / 1000;
+    const postgresCpuMicros = perEvent(postgresCpuSince(postgresBefore), events.length);
+    return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros };
+  } finally {
+    await pool.end();
+  }
+}
+
 /** The baseline: the same rows in one bare COPY through postgres.js, into the same (emptied) table. */
 async function copyOnce(sql, chunks) {
   await emptyTables(sql);
@@ -306,15 +335,21 @@ async function measureDrain(databaseUrl) {
     if (withDedup.some((e) => e.dedupKey === undefined) || withoutDedup.some((e) => e.dedupKey !== undefined))
       throw new Error("deduplication keys not as intended");
     const chunks = copyChunks(withoutDedup, keyOf);
+    const keyed = (events) => events.map((event) => eventWithStoredKey(event, keyOf));
+    const [keyedWithDedup, keyedWithoutDedup] = [keyed(withDedup), keyed(withoutDedup)];
     const results = await repeatInTurns({
       "worker drain, dedup on": () => drainOnce(databaseUrl, sql, withDedup),
       "worker drain, dedup off": () => drainOnce(databaseUrl, sql, withoutDedup),
+      "Postgres alone, dedup on": () => storeAloneOnce(databaseUrl, sql, keyedWithDedup),
+      "Postgres alone, dedup off": () => storeAloneOnce(databaseUrl, sql, keyedWithoutDedup),
       "bare COPY": () => copyOnce(sql, chunks),
     });
     await emptyTables(sql);
     return {
       dedupOn: results["worker drain, dedup on"],
       dedupOff: results["worker drain, dedup off"],
+      aloneDedupOn: results["Postgres alone, dedup on"],
+      aloneDedupOff: results["Postgres alone, dedup off"],
       copy: results["bare COPY"],
     };
   } finally {
@@ -346,6 +381,8 @@ async function main() {
     const on = drain.dedupOn.median;
     const off = drain.dedupOff.median;
     const copy = drain.copy.median;
+    const [aloneOn, aloneOff] = [drain.aloneDedupOn.median, drain.aloneDedupOff.median];
+    const reachable = (run) => (run.eventsPerSec >= copy.eventsPerSec / 2 ? "yes" : "no");
     const markdown = `
 ### Events (medians of ${intakeResults.track.runs.length} runs, 2-core machine)
 
@@ -354,6 +391,7 @@ async function main() {
 | Gateway intake, accepted events/s (\`POST /api/v2/events/track\`, ${CONNECTIONS} connections, ${DURATION_S} s, ${fmt(INTAKE_BODIES)} distinct users) | **${fmt(track.requestsPerSec)}** (p50 ${track.p50} ms, p99 ${track.p99} ms, non-2xx ${track.non2xx}) | identify intake, same gateway, in turns: ${fmt(identify.requestsPerSec)} (p50 ${identify.p50} ms, p99 ${identify.p99} ms, non-2xx ${identify.non2xx}) → ${pct(track.requestsPerSec, identify.requestsPerSec)} | ≥ identify: ${met(track.requestsPerSec >= identify.requestsPerSec)} |
 | Worker drain, events stored/s (1 process, ${fmt(DRAIN_EVENTS)} events in jobs of ${EVENTS_PER_JOB}, Vero deduplication on: ${DEDUP_WINDOW_MS / 1000} s window) | **${fmt(on.eventsPerSec)}** (CPU per event: ${cpu(on)}) | bare \`COPY events FROM STDIN\` of the same rows: ${fmt(copy.eventsPerSec)} (CPU per event: ${cpu(copy)}) → ${pct(on.eventsPerSec, copy.eventsPerSec)} | ≥ 50% of COPY: ${met(on.eventsPerSec >= copy.eventsPerSec / 2)} |
 | Same, deduplication off (window 0, no idempotency key) | **${fmt(off.eventsPerSec)}** (CPU per event: ${cpu(off)}) | COPY: ${pct(off.eventsPerSec, copy.eventsPerSec)}; deduplication costs ${pct(off.eventsPerSec - on.eventsPerSec, off.eventsPerSec)} of the drain rate | ≥ 50% of COPY: ${met(off.eventsPerSec >= copy.eventsPerSec / 2)} |
+| Ceiling: the same jobs stored by the workers' statement alone (\`storeEvents\`, ${availableParallelism()} connections, events built beforehand, no queue, no worker), deduplication on / off | **${fmt(aloneOn.eventsPerSec)}** / **${fmt(aloneOff.eventsPerSec)}** (CPU per event: ${cpu(aloneOn)} / ${cpu(aloneOff)}) | COPY: ${pct(aloneOn.eventsPerSec, copy.eventsPerSec)} / ${pct(aloneOff.eventsPerSec, copy.eventsPerSec)} | a worker's drain stays under it; 50% of COPY within it: ${reachable(aloneOn)} / ${reachable(aloneOff)} |
 
 | Per million events | Bytes |
 |---|---|
