@@ -5,7 +5,6 @@
 // stored) and in flight (Redis memory per million queued).
 // Usage: npm run build && node bench/events.mjs   (BENCH_RUNS=5 for more runs)
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -18,10 +17,14 @@ import { addEventBatch, eventsQueue } from "@cm/queue";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
   clearQueue,
+  cpuSeconds,
   createBenchDatabase,
   ctl,
   intake,
   load,
+  perRow,
+  postgresCpu,
+  postgresCpuSince,
   repeatInTurns,
   REDIS_URL,
   serviceEnv,
@@ -150,43 +153,6 @@ function copyChunks(events, keyOf) {
   return chunks;
 }
 
-/** User + system CPU seconds of a process so far (Linux /proc; 10 ms ticks); 0 once it is gone. */
-function cpuSeconds(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of every Postgres server process on this machine (backends, WAL writer, checkpointer...). */
-function postgresCpu() {
-  const spent = new Map();
-  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
-    let command = "";
-    try {
-      command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    } catch {
-      continue;
-    }
-    if (command.startsWith("postgres")) spent.set(pid, cpuSeconds(pid));
-  }
-  return spent;
-}
-
-/** Postgres CPU seconds since `before` (processes started since count whole); null when Postgres is not local. */
-function postgresCpuSince(before) {
-  const after = postgresCpu();
-  if (after.size === 0) return null;
-  let seconds = 0;
-  for (const [pid, spent] of after) seconds += spent - (before.get(pid) ?? 0);
-  return seconds;
-}
-
-/** µs per event, or null when not measured. */
-const perEvent = (seconds, events) => (seconds === null ? null : (seconds * 1e6) / events);
-
 async function redisUsedMemory(redis) {
   const info = await redis.info("memory");
   return Number(/used_memory:(\d+)/.exec(info)[1]);
@@ -251,8 +217,8 @@ async function drainOnce(databaseUrl, sql, events) {
     return {
       eventsPerSec: events.length / seconds,
       seconds,
-      postgresCpuMicros: perEvent(postgresSeconds, events.length),
-      workerCpuMicros: perEvent(workerSeconds, events.length),
+      postgresCpuMicros: perRow(postgresSeconds, events.length),
+      workerCpuMicros: perRow(workerSeconds, events.length),
       redisBytesPerMillion: (redisBytes * 1e6) / events.length,
       ...(await sizesPerMillion(sql)),
     };
@@ -286,7 +252,7 @@ async function storeAloneOnce(databaseUrl, sql, events) {
     };
     await Promise.all(Array.from({ length: connections }, storeJobs));
     const seconds = (performance.now() - started) / 1000;
-    const postgresCpuMicros = perEvent(postgresCpuSince(postgresBefore), events.length);
+    const postgresCpuMicros = perRow(postgresCpuSince(postgresBefore), events.length);
     return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros };
   } finally {
     await pool.end();
@@ -303,7 +269,7 @@ async function copyOnce(sql, chunks) {
                              FROM STDIN`.writable();
   await pipeline(Readable.from(chunks), writable);
   const seconds = (performance.now() - started) / 1000;
-  const postgresCpuMicros = perEvent(postgresCpuSince(postgresBefore), DRAIN_EVENTS);
+  const postgresCpuMicros = perRow(postgresCpuSince(postgresBefore), DRAIN_EVENTS);
   return { eventsPerSec: DRAIN_EVENTS / seconds, seconds, postgresCpuMicros, ...(await sizesPerMillion(sql)) };
 }
 

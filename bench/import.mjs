@@ -1,12 +1,12 @@
 // Import benchmark: profiles imported per second by `ctl import` of an NDJSON file (the lines of
 // `ctl export`) into an empty project, until one worker process has applied them all, beside a
-// bare COPY of the same rows, as the workers store them, into a copy of the profiles table; in
-// turns, medians of the runs; then `ctl export` of the imported project, beside a bare COPY of
+// bare COPY of the same rows, as the workers store them, into a copy of the profiles table, and
+// the ceiling the workers' statement alone reaches here; in turns, medians of the runs; then `ctl export` of the imported project, beside a bare COPY of
 // its rows to a file. Usage: npm run build && node bench/import.mjs
 // (BENCH_RUNS=5 for more runs, BENCH_IMPORT_PROFILES for the file's size)
 import { execFileSync, spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -14,11 +14,18 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { storedProfileKey } from "../libs/domain/dist/index.js";
+import { applyProfileWrites, connect, profileKeySecrets } from "@cm/db";
+import { isStateOperation, profileKeysWith, storedProfileKey, withStoredKeys } from "@cm/domain";
+import { exportLineOperations } from "../apps/ctl/dist/import-records.js";
+import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
   clearQueue,
   createBenchDatabase,
   ctl,
+  machineCpu,
+  perRow,
+  postgresCpu,
+  postgresCpuSince,
   REDIS_URL,
   repeatInTurns,
   ROOT,
@@ -30,6 +37,8 @@ import {
 } from "./lib.mjs";
 
 const PROFILES = Number(process.env.BENCH_IMPORT_PROFILES ?? 100_000);
+/** A job holds the operations of whole lines, this many or a few more (as the ctl queues them). */
+const JOB_OPERATIONS = 500;
 const TARGET_SHARE = 0.5;
 const CREATED = "2026-01-01T00:00:00.000Z";
 const UPDATED = "2026-06-01T00:00:00.000Z";
@@ -77,6 +86,14 @@ function copyChunks(secret) {
     chunks.push(text);
   }
   return chunks;
+}
+
+/** CPU per profile since the readings: Postgres's server processes, and the whole machine's (every process, both cores). */
+function cpuPerProfile(machineBefore, postgresBefore) {
+  return {
+    postgresCpuMicros: perRow(postgresCpuSince(postgresBefore), PROFILES),
+    machineCpuMicros: perRow(machineCpu() - machineBefore, PROFILES),
+  };
 }
 
 /** The projects imported so far: each round's export reads the one its import made. */
@@ -131,6 +148,7 @@ async function importOnce(databaseUrl, sql, file, dir) {
   const queue = new Queue("identify", { connection: redis, prefix: queuePrefix });
   await sleep(1500);
   try {
+    const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
     const started = performance.now();
     const importer = spawn(
       process.execPath,
@@ -154,12 +172,13 @@ async function importOnce(databaseUrl, sql, file, dir) {
     const queuedSeconds = (performance.now() - started) / 1000;
     while ((await queue.getJobCountByTypes("waiting", "active", "delayed")) > 0) await sleep(50);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuPerProfile(machineBefore, postgresBefore);
     if ((await queue.getFailedCount()) > 0) throw new Error("import jobs failed");
     const [{ profiles }] =
       await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
     if (profiles !== PROFILES) throw new Error(`${profiles} profiles applied of ${PROFILES}`);
     importedProjects.push(project.id);
-    return { rowsPerSec: PROFILES / seconds, seconds, queuedSeconds };
+    return { rowsPerSec: PROFILES / seconds, seconds, queuedSeconds, ...cpu };
   } finally {
     await worker.stop();
     await queue.close();
@@ -168,15 +187,61 @@ async function importOnce(databaseUrl, sql, file, dir) {
   }
 }
 
+/**
+ * The import's ceiling on this machine: the profile writes a worker makes of the file's jobs, built
+ * beforehand (each line's operations as the ctl reads them, keyed and merged per profile as the
+ * worker does), stored into a new project by the workers' statement (applyProfileWrites) from one
+ * connection per core, with no ctl, queue or worker. What those add can only make an import slower.
+ */
+async function writeAloneOnce(databaseUrl, sql, lines) {
+  const { project } = ctl(databaseUrl, ["project", "create", "--name", "import ceiling"]);
+  const keyOf = profileKeysWith(await profileKeySecrets(sql, [project.id]));
+  const now = Date.now();
+  const context = { projectId: project.id, topicIds: new Map(), now, startedAt: now, sourceKey: "bench" };
+  const jobs = [];
+  let pending = [];
+  lines.forEach((line, i) => {
+    const converted = exportLineOperations(JSON.parse(line), { ordinal: i + 1 }, context);
+    if (!converted.ok) throw new Error(converted.reason);
+    pending.push(...converted.operations.map(({ operation }) => withStoredKeys(operation, keyOf)));
+    if (pending.length >= JOB_OPERATIONS || i === lines.length - 1) {
+      if (!pending.every(isStateOperation)) throw new Error("an import line made a link operation");
+      jobs.push(profileWrites(pending));
+      pending = [];
+    }
+  });
+
+  const connections = availableParallelism();
+  const pool = connect(databaseUrl, { max: connections });
+  try {
+    const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
+    const started = performance.now();
+    let next = 0;
+    const writeJobs = async () => {
+      for (let job = next++; job < jobs.length; job = next++) await applyProfileWrites(pool, jobs[job]);
+    };
+    await Promise.all(Array.from({ length: connections }, writeJobs));
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuPerProfile(machineBefore, postgresBefore);
+    const [{ profiles }] =
+      await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
+    if (profiles !== PROFILES) throw new Error(`${profiles} profiles written of ${PROFILES}`);
+    return { rowsPerSec: PROFILES / seconds, seconds, ...cpu };
+  } finally {
+    await pool.end();
+  }
+}
+
 /** The baseline: the same rows by one bare COPY into an emptied copy of the profiles table (its indexes, fillfactor and generated column). */
 async function copyOnce(sql, chunks) {
   await sql`TRUNCATE copy_target`;
+  const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
   const started = performance.now();
   const writable = await sql`COPY copy_target (key, external_id, created_t, last_created_t, email, data, tags)
                                FROM STDIN`.writable();
   await pipeline(Readable.from(chunks), writable);
   const seconds = (performance.now() - started) / 1000;
-  return { rowsPerSec: PROFILES / seconds, seconds };
+  return { rowsPerSec: PROFILES / seconds, seconds, ...cpuPerProfile(machineBefore, postgresBefore) };
 }
 
 async function main() {
@@ -185,7 +250,8 @@ async function main() {
   const sql = postgres(db.url, { max: 1, onnotice: () => {} });
   try {
     const file = join(dir, "profiles.ndjson");
-    writeFileSync(file, Array.from({ length: PROFILES }, (_, n) => profileLine(n)).join("\n") + "\n");
+    const lines = Array.from({ length: PROFILES }, (_, n) => profileLine(n));
+    writeFileSync(file, lines.join("\n") + "\n");
     await sql.unsafe(`CREATE TABLE copy_target (LIKE profiles INCLUDING ALL) WITH (fillfactor = 50);
                       ALTER TABLE copy_target ALTER COLUMN project_id SET DEFAULT 1`);
     const { project } = ctl(db.url, ["project", "create", "--name", "copy secret"]);
@@ -193,6 +259,7 @@ async function main() {
     const chunks = copyChunks(secret);
     const results = await repeatInTurns({
       "ctl import + 1 worker": () => importOnce(db.url, sql, file, dir),
+      "workers' statement alone": () => writeAloneOnce(db.url, sql, lines),
       "bare COPY": () => copyOnce(sql, chunks),
       "ctl export": () => exportOnce(db.url, dir),
       "bare COPY TO": () => copyOutOnce(db.url, dir),
@@ -201,14 +268,19 @@ async function main() {
     const copyOut = results["bare COPY TO"].median;
     const imported = results["ctl import + 1 worker"].median;
     const copy = results["bare COPY"].median;
+    const alone = results["workers' statement alone"].median;
     const share = imported.rowsPerSec / copy.rowsPerSec;
+    const aloneShare = alone.rowsPerSec / copy.rowsPerSec;
     const fmt = (n) => n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+    const cpu = (run) =>
+      `Postgres ${run.postgresCpuMicros === null ? "not local" : `${fmt(run.postgresCpuMicros)} µs`}, machine ${fmt(run.machineCpuMicros)} µs`;
     const markdown = `
 ### Import and export (medians of ${RUNS} runs, ${fmt(PROFILES)} profiles, 2-core machine)
 
 | Measurement | Result | Baseline in the same run | Target |
 |---|---|---|---|
-| \`ctl import\` of the NDJSON lines of \`ctl export\` into an empty project, until one worker has applied every profile | **${fmt(imported.rowsPerSec)} profiles/s** (queued by the ctl in ${imported.queuedSeconds.toFixed(1)} s of ${imported.seconds.toFixed(1)} s) | bare \`COPY\` of the same rows, as the workers store them, into a copy of the profiles table: ${fmt(copy.rowsPerSec)} rows/s → ${fmt(100 * share)}% | ≥ ${TARGET_SHARE * 100}% of COPY: ${share >= TARGET_SHARE ? "met" : "not met"} |
+| \`ctl import\` of the NDJSON lines of \`ctl export\` into an empty project, until one worker has applied every profile | **${fmt(imported.rowsPerSec)} profiles/s** (queued by the ctl in ${imported.queuedSeconds.toFixed(1)} s of ${imported.seconds.toFixed(1)} s; CPU per profile: ${cpu(imported)}) | bare \`COPY\` of the same rows, as the workers store them, into a copy of the profiles table: ${fmt(copy.rowsPerSec)} rows/s (CPU per row: ${cpu(copy)}) → ${fmt(100 * share)}% | ≥ ${TARGET_SHARE * 100}% of COPY: ${share >= TARGET_SHARE ? "met" : "not met"} |
+| Ceiling: the same jobs' profile writes, built beforehand, stored by the workers' statement alone (\`applyProfileWrites\`, ${availableParallelism()} connections, no ctl, queue or worker) | **${fmt(alone.rowsPerSec)} profiles/s** (CPU per profile: ${cpu(alone)}) | COPY: ${fmt(100 * aloneShare)}% | an import stays under it; ${TARGET_SHARE * 100}% of COPY within it: ${aloneShare >= TARGET_SHARE ? "yes" : "no"} |
 | \`ctl export\` of that project to a file (one snapshot, a line per profile, as read) | **${fmt(exported.rowsPerSec)} profiles/s** | bare \`COPY (SELECT * FROM profiles WHERE project_id = …) TO STDOUT\` into a file: ${fmt(copyOut.rowsPerSec)} rows/s → ${fmt((100 * exported.rowsPerSec) / copyOut.rowsPerSec)}% | none set |
 
 A profile line here is two identifies (its creation at \`created_at\`, its values at \`updated_at\`) and, on one line in ten, a tags edit, queued as the API queues them and applied by the worker with every rule. On two cores the ctl, the worker, Postgres and Redis share the CPU: the ctl alone queues the file at about 50,000 lines/s.

@@ -3,7 +3,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -374,4 +374,52 @@ export async function drainOnce(
   await clearQueue(queuePrefix); // the workers' other queues
   if (failed > 0) throw new Error(`${failed} drain jobs failed`);
   return { eventsPerSec: totalEvents / seconds, seconds, events: totalEvents, watched };
+}
+
+/** User + system CPU seconds of a process so far (Linux /proc; 10 ms ticks); 0 once it is gone. */
+export function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every Postgres server process on this machine (backends, WAL writer, checkpointer...). */
+export function postgresCpu() {
+  const spent = new Map();
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    let command = "";
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue;
+    }
+    if (command.startsWith("postgres")) spent.set(pid, cpuSeconds(pid));
+  }
+  return spent;
+}
+
+/** Postgres CPU seconds since `before` (processes started since count whole); null when Postgres is not local. */
+export function postgresCpuSince(before) {
+  const after = postgresCpu();
+  if (after.size === 0) return null;
+  let seconds = 0;
+  for (const [pid, spent] of after) seconds += spent - (before.get(pid) ?? 0);
+  return seconds;
+}
+
+/** µs per row (an event, a profile), or null when not measured. */
+export const perRow = (seconds, rows) => (seconds === null ? null : (seconds * 1e6) / rows);
+
+/** Busy CPU seconds of the whole machine so far, every core (Linux /proc/stat: all but idle and iowait). */
+export function machineCpu() {
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8")
+    .split("\n")[0]
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
 }
