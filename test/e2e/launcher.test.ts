@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
@@ -149,6 +150,28 @@ describe("npm start (the launcher)", () => {
       launcher.child.kill("SIGINT");
     }
     expect(await launcher.exited).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  });
+
+  it("leaves no service running when it is killed outright (SIGKILL)", async () => {
+    const port = await freePort();
+    const { launcher } = await launch(port);
+    const services = execFileSync("pgrep", ["-P", String(launcher.child.pid)], { encoding: "utf8" })
+      .trim()
+      .split("\n")
+      .map(Number);
+    expect(services).toHaveLength(2);
+    launcher.child.kill("SIGKILL");
+    await launcher.exited;
+    const running = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor("the gateway and the worker to stop", async () => (services.some(running) ? undefined : true));
     await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
   });
 

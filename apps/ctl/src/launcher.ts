@@ -14,9 +14,12 @@ import { answers, freePortOr, type LocalServer } from "./local-server";
 const ROOT = join(__dirname, "..", "..", "..");
 const READY_TIMEOUT_MS = 30_000;
 
-/** The services' log lines go to a file, so that what the launcher prints stays readable. */
+/**
+ * The services' log lines go to a file, so that what the launcher prints stays readable. The IPC
+ * channel is how a service learns that the launcher is gone, however it died (libs/config stopOnSignals).
+ */
 function startProcess(name: string, script: string, log: number): ChildProcess {
-  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: ["ignore", log, log], env: process.env });
+  const child = spawn(process.execPath, [join(ROOT, script)], { stdio: ["ignore", log, log, "ipc"], env: process.env });
   child.on("exit", (code, signal) => {
     if (!stopping) {
       console.error(`${name} exited unexpectedly (${signal ?? code}); stopping`);
