@@ -137,6 +137,24 @@ describe("storeEvents", () => {
     },
   );
 
+  it("stores a job applied again once: nothing twice, and every event the first try did not store", async () => {
+    const t = Date.UTC(2026, 10, 24, 9);
+    const [first, second, third] = [
+      event(t, { projectId: 5 }),
+      event(t + 1, { projectId: 5 }),
+      event(t + 2, { projectId: 5 }),
+    ];
+    const keyed = event(t + 3, { projectId: 5, dedupKey: "applied-again", dedupWindowMs: 300_000 });
+    expect((await storeEvents(db.sql, [first, second])).stored).toBe(2);
+    // Its claim of the key is rolled back with the insert that found `first` stored: it is claimed again.
+    expect((await storeEvents(db.sql, [first, second, third, keyed])).stored).toBe(2);
+    expect((await storeEvents(db.sql, [first, second, third, keyed])).stored).toBe(0);
+    const repeated = event(t + 4, { projectId: 5 });
+    expect((await storeEvents(db.sql, [repeated, repeated])).stored).toBe(1);
+    const rows = await db.sql<{ id: string }[]>`SELECT id FROM events WHERE project_id = 5 ORDER BY created_at`;
+    expect(rows.map((row) => row.id)).toEqual([first, second, third, keyed, repeated].map((e) => e.eventId));
+  });
+
   it("tells which users are no profile yet, and stores nothing stamped at or before an erasure of its user", async () => {
     await db.sql`
       INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t, deleted_t, updated_at) VALUES
