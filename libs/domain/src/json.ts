@@ -31,16 +31,19 @@ export function jsonObjectFields(value: unknown): Record<string, unknown> | null
 export const MAX_JSON_DEPTH = 32;
 
 /**
- * Whether objects and arrays nest in `value` deeper than `limit` levels, found without recursion
- * (a nesting that would overflow the stack of a recursive walk is what this looks for).
+ * Whether objects and arrays nest in `value` deeper than `limit` levels. The walk goes no deeper
+ * than `limit` calls, so a nesting that would overflow the stack of a full recursive walk (what
+ * this looks for) cannot overflow it; and it allocates nothing, for every queued item goes through it.
  */
 export function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [current, depth] = next;
-    if (current === null || typeof current !== "object") continue;
-    if (depth >= limit) return true;
-    for (const inner of Object.values(current)) pending.push([inner, depth + 1]);
+  if (value === null || typeof value !== "object") return false;
+  if (limit <= 0) return true;
+  if (Array.isArray(value)) {
+    for (const inner of value) if (nestedDeeperThan(inner, limit - 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (Object.hasOwn(value, key) && nestedDeeperThan((value as Record<string, unknown>)[key], limit - 1)) return true;
   }
   return false;
 }
