@@ -11,11 +11,12 @@ import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { applyProfileWrites, connect, ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
+import { applyProfileWrites, ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
 import { eventWithStoredKey, normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
 import { addEventBatch, eventsQueue } from "@cm/queue";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
+  applyOnePerCore,
   clearQueue,
   cpuSeconds,
   createBenchDatabase,
@@ -122,6 +123,14 @@ function drainEvents(projectId, dedupWindowMs) {
   });
 }
 
+/** The events in jobs of EVENTS_PER_JOB, as the gateway's micro-batches queue them at most. */
+function inJobs(events) {
+  const jobs = [];
+  for (let first = 0; first < events.length; first += EVENTS_PER_JOB)
+    jobs.push(events.slice(first, first + EVENTS_PER_JOB));
+  return jobs;
+}
+
 /** COPY's text format: tab-separated, \N for null, backslash escapes. */
 const copyField = (value) =>
   value === null || value === undefined
@@ -198,8 +207,7 @@ async function drainOnce(databaseUrl, sql, events) {
   const queue = eventsQueue(redis, queuePrefix);
   await queue.pause();
   const before = await redisUsedMemory(redis);
-  for (let first = 0; first < events.length; first += EVENTS_PER_JOB)
-    await addEventBatch(queue, events.slice(first, first + EVENTS_PER_JOB));
+  for (const job of inJobs(events)) await addEventBatch(queue, job);
   const redisBytes = (await redisUsedMemory(redis)) - before;
 
   const worker = startNode("apps/worker/dist/main.js", serviceEnv({ databaseUrl, queuePrefix }));
@@ -238,25 +246,10 @@ async function drainOnce(databaseUrl, sql, events) {
  */
 async function storeAloneOnce(databaseUrl, sql, events) {
   await emptyTables(sql);
-  const connections = availableParallelism();
-  const pool = connect(databaseUrl, { max: connections });
-  try {
-    const postgresBefore = postgresCpu();
-    const started = performance.now();
-    let next = 0;
-    const storeJobs = async () => {
-      for (let first = next; first < events.length; first = next) {
-        next += EVENTS_PER_JOB;
-        await storeEvents(pool, events.slice(first, first + EVENTS_PER_JOB));
-      }
-    };
-    await Promise.all(Array.from({ length: connections }, storeJobs));
-    const seconds = (performance.now() - started) / 1000;
-    const postgresCpuMicros = perRow(postgresCpuSince(postgresBefore), events.length);
-    return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros };
-  } finally {
-    await pool.end();
-  }
+  const postgresBefore = postgresCpu();
+  const seconds = await applyOnePerCore(databaseUrl, inJobs(events), storeEvents);
+  const postgresCpuMicros = perRow(postgresCpuSince(postgresBefore), events.length);
+  return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros };
 }
 
 /** The baseline: the same rows in one bare COPY through postgres.js, into the same (emptied) table. */

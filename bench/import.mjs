@@ -14,11 +14,12 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { applyProfileWrites, connect, profileKeySecrets } from "@cm/db";
+import { applyProfileWrites, profileKeySecrets } from "@cm/db";
 import { isStateOperation, profileKeysWith, storedProfileKey, withStoredKeys } from "@cm/domain";
 import { exportLineOperations } from "../apps/ctl/dist/import-records.js";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
+  applyOnePerCore,
   clearQueue,
   createBenchDatabase,
   ctl,
@@ -211,25 +212,12 @@ async function writeAloneOnce(databaseUrl, sql, lines) {
     }
   });
 
-  const connections = availableParallelism();
-  const pool = connect(databaseUrl, { max: connections });
-  try {
-    const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
-    const started = performance.now();
-    let next = 0;
-    const writeJobs = async () => {
-      for (let job = next++; job < jobs.length; job = next++) await applyProfileWrites(pool, jobs[job]);
-    };
-    await Promise.all(Array.from({ length: connections }, writeJobs));
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuPerProfile(machineBefore, postgresBefore);
-    const [{ profiles }] =
-      await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
-    if (profiles !== PROFILES) throw new Error(`${profiles} profiles written of ${PROFILES}`);
-    return { rowsPerSec: PROFILES / seconds, seconds, ...cpu };
-  } finally {
-    await pool.end();
-  }
+  const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
+  const seconds = await applyOnePerCore(databaseUrl, jobs, applyProfileWrites);
+  const cpu = cpuPerProfile(machineBefore, postgresBefore);
+  const [{ profiles }] = await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
+  if (profiles !== PROFILES) throw new Error(`${profiles} profiles written of ${PROFILES}`);
+  return { rowsPerSec: PROFILES / seconds, seconds, ...cpu };
 }
 
 /** The baseline: the same rows by one bare COPY into an emptied copy of the profiles table (its indexes, fillfactor and generated column). */

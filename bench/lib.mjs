@@ -4,12 +4,13 @@ import { Redis } from "ioredis";
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { availableParallelism, cpus } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import postgres from "postgres";
+import { connect } from "@cm/db";
 import { IDENTIFY_JOB } from "@cm/queue";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -422,4 +423,24 @@ export function machineCpu() {
     .slice(1)
     .map(Number);
   return (user + nice + system + irq + softirq + steal) / 100;
+}
+
+/**
+ * A ceiling: applies every job with `apply(pool, job)` from one connection per core, each taking
+ * the next job once done with its own (as workers drain a queue), and returns the seconds it took.
+ */
+export async function applyOnePerCore(databaseUrl, jobs, apply) {
+  const connections = availableParallelism();
+  const pool = connect(databaseUrl, { max: connections });
+  try {
+    const started = performance.now();
+    let next = 0;
+    const applyJobs = async () => {
+      for (let job = next++; job < jobs.length; job = next++) await apply(pool, jobs[job]);
+    };
+    await Promise.all(Array.from({ length: connections }, applyJobs));
+    return (performance.now() - started) / 1000;
+  } finally {
+    await pool.end();
+  }
 }
