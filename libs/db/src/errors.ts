@@ -13,6 +13,9 @@ const CONNECTION_FAILURES = new Set([
   "CONNECTION_DESTROYED",
 ]);
 
+/** Postgres's code for an insert that breaks a unique index. */
+export const UNIQUE_VIOLATION = "23505";
+
 /** Postgres cannot be reached or refuses work for now (down, restarting, out of connections). */
 export function isUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

@@ -2,6 +2,7 @@ import { normalisedEventName, type TrackedEvent, type UserEvent } from "@cm/doma
 import postgres from "postgres";
 import { PROJECT_EVENTS_LOCK } from "./advisory-locks";
 import type { Db, Sql, Transaction } from "./connect";
+import { UNIQUE_VIOLATION } from "./errors";
 
 /** What storing a job's events did, and the users they name that are no profile yet. */
 export interface StoredEvents {
@@ -39,8 +40,6 @@ export async function storeEventsInTransaction(
 ): Promise<StoredEvents> {
   return storeEventsAs(tx, events, "maybe stored");
 }
-
-const UNIQUE_VIOLATION = "23505";
 
 /** "new": the insert fails on an event `events` holds already; "maybe stored": it skips it. */
 async function storeEventsAs(

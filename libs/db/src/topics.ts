@@ -1,5 +1,6 @@
 import type { TopicStatus, TopicValues } from "@cm/domain";
 import type { Db } from "./connect";
+import { UNIQUE_VIOLATION } from "./errors";
 
 export interface TopicRow {
   id: number;
@@ -46,7 +47,7 @@ export function isDuplicateTopicName(error: unknown): boolean {
     constraint_name?: unknown;
     message?: unknown;
   };
-  if (code !== "23505") return false;
+  if (code !== UNIQUE_VIOLATION) return false;
   if (typeof constraint_name === "string") return TOPIC_NAME_INDEX.test(constraint_name);
   return typeof message === "string" && TOPIC_NAME_INDEX_IN_MESSAGE.test(message);
 }
