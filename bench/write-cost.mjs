@@ -6,11 +6,11 @@
 // These are the per-identify costs that bound the drain however many workers share Postgres
 // (docs/scaling.md). CPU is read from /proc (Linux; 10 ms ticks, summed over every batch).
 // Usage: npm run build && node bench/write-cost.mjs   (BENCH_RUNS, BENCH_WRITE_BATCHES)
-import { readFileSync } from "node:fs";
 import postgres from "postgres";
 import { applyProfileWrites } from "@cm/db";
 import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
 import {
+  cpuSeconds,
   createBenchDatabase,
   identifyEvent,
   median,
@@ -29,11 +29,6 @@ const LAYOUTS = {
   "16 hash partitions of (project_id, key) (candidate)": { partitioned: true },
   "one table without the email lookup (as before migration 018)": { partitioned: false, withoutEmailLookup: true },
 };
-
-function backendCpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** One run: every layout in a fresh schema, the same batches applied to each in turn. */
 async function measure(databaseUrl) {
@@ -63,10 +58,10 @@ async function measure(databaseUrl) {
       const order = b % 2 === 0 ? names.keys() : [...names.keys()].reverse();
       for (const i of order) {
         await sql.unsafe(`SET search_path = ${schemas[i]}, public`);
-        const [cpu, wal] = [backendCpuSeconds(pid), await walBytes(sql)];
+        const [cpu, wal] = [cpuSeconds(pid), await walBytes(sql)];
         await applyProfileWrites(sql, writes);
         spent[i].wal += (await walBytes(sql)) - wal;
-        spent[i].cpu += backendCpuSeconds(pid) - cpu;
+        spent[i].cpu += cpuSeconds(pid) - cpu;
       }
     }
     for (const [i, name] of names.entries())
