@@ -247,9 +247,10 @@ async function drainOnce(databaseUrl, sql, events) {
 async function storeAloneOnce(databaseUrl, sql, events) {
   await emptyTables(sql);
   const postgresBefore = postgresCpu();
-  const seconds = await applyOnePerCore(databaseUrl, inJobs(events), storeEvents);
-  const postgresCpuMicros = perRow(postgresCpuSince(postgresBefore), events.length);
-  return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros };
+  const { seconds, cpu } = await applyOnePerCore(databaseUrl, inJobs(events), storeEvents, () =>
+    perRow(postgresCpuSince(postgresBefore), events.length),
+  );
+  return { eventsPerSec: events.length / seconds, seconds, postgresCpuMicros: cpu };
 }
 
 /** The baseline: the same rows in one bare COPY through postgres.js, into the same (emptied) table. */

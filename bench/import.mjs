@@ -213,8 +213,9 @@ async function writeAloneOnce(databaseUrl, sql, lines) {
   });
 
   const [machineBefore, postgresBefore] = [machineCpu(), postgresCpu()];
-  const seconds = await applyOnePerCore(databaseUrl, jobs, applyProfileWrites);
-  const cpu = cpuPerProfile(machineBefore, postgresBefore);
+  const { seconds, cpu } = await applyOnePerCore(databaseUrl, jobs, applyProfileWrites, () =>
+    cpuPerProfile(machineBefore, postgresBefore),
+  );
   const [{ profiles }] = await sql`SELECT count(*)::integer AS profiles FROM profiles WHERE project_id = ${project.id}`;
   if (profiles !== PROFILES) throw new Error(`${profiles} profiles written of ${PROFILES}`);
   return { rowsPerSec: PROFILES / seconds, seconds, ...cpu };

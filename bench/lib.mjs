@@ -427,9 +427,11 @@ export function machineCpu() {
 
 /**
  * A ceiling: applies every job with `apply(pool, job)` from one connection per core, each taking
- * the next job once done with its own (as workers drain a queue), and returns the seconds it took.
+ * the next job once done with its own (as workers drain a queue). Returns the seconds it took and
+ * what `measureCpu()` read once the jobs were done: before the pool closes, for the CPU of its
+ * Postgres backends is counted only while they run.
  */
-export async function applyOnePerCore(databaseUrl, jobs, apply) {
+export async function applyOnePerCore(databaseUrl, jobs, apply, measureCpu) {
   const connections = availableParallelism();
   const pool = connect(databaseUrl, { max: connections });
   try {
@@ -439,7 +441,8 @@ export async function applyOnePerCore(databaseUrl, jobs, apply) {
       for (let job = next++; job < jobs.length; job = next++) await apply(pool, jobs[job]);
     };
     await Promise.all(Array.from({ length: connections }, applyJobs));
-    return (performance.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
+    return { seconds, cpu: measureCpu() };
   } finally {
     await pool.end();
   }
