@@ -72,41 +72,28 @@ function thirtyNodeJourney() {
 
 /**
  * The baseline server (run as `node bench/journeys.mjs baseline`): the gateway's own app
- * (createApp: every middleware and route), built as startGateway builds it, except that the
- * Postgres client answers every query at once with the precomputed JSON, and API keys are
- * accepted without a lookup.
+ * (createApp on gatewayDeps: every middleware, route and limit), built from the same settings as
+ * startGateway builds it, except that the Postgres client answers every query at once with the
+ * precomputed JSON, and API keys are accepted without a lookup.
  */
 async function serveBaseline() {
   const dist = (path) => import(new URL(`../${path}`, import.meta.url).href);
   const { createApp } = await dist("apps/gateway/dist/app.js");
+  const { gatewayDeps } = await dist("apps/gateway/dist/gateway.js");
   const { CredentialCache } = await dist("apps/gateway/dist/auth/credential-cache.js");
-  const { createGatewayMetrics } = await dist("apps/gateway/dist/metrics.js");
-  const { createLogger } = await dist("libs/config/dist/index.js");
-  const { eventsQueue, identifyQueue, producerConnection, topicFanoutQueue } = await dist("libs/queue/dist/index.js");
+  const { createLogger, loadConfig } = await dist("libs/config/dist/index.js");
+  const { producerConnection } = await dist("libs/queue/dist/index.js");
 
-  const { JOURNEY, MESSAGES, PORT, QUEUE_PREFIX, REDIS_URL } = process.env;
-  const redis = producerConnection(REDIS_URL);
-  const queues = [
-    identifyQueue(redis, QUEUE_PREFIX),
-    topicFanoutQueue(redis, QUEUE_PREFIX),
-    eventsQueue(redis, QUEUE_PREFIX),
-  ];
-  const precomputedRows = [{ journey: JOURNEY, messages: MESSAGES }];
-  const app = createApp({
-    sql: async () => precomputedRows,
-    redis,
-    identifyQueue: queues[0],
-    topicFanoutQueue: queues[1],
-    eventsQueue: queues[2],
-    credentials: new CredentialCache(async () => ({ projectId: 1, kind: "api_key", permissions: ["campaign:read"] })),
-    profileOperationBatcher: undefined,
-    eventBatcher: undefined,
-    logger: createLogger("baseline", "warn"),
-    metrics: createGatewayMetrics(queues),
-    adminToken: undefined,
-    readiness: { accepting: true },
-  });
-  const server = app.listen(Number(PORT), "127.0.0.1");
+  const config = loadConfig();
+  const redis = producerConnection(config.redisUrl);
+  const precomputedRows = [{ journey: process.env.JOURNEY, messages: process.env.MESSAGES }];
+  const deps = gatewayDeps(config, createLogger("baseline", "warn"), redis, async () => precomputedRows);
+  deps.credentials = new CredentialCache(async () => ({
+    projectId: 1,
+    kind: "api_key",
+    permissions: ["campaign:read"],
+  }));
+  const server = createApp(deps).listen(config.port, "127.0.0.1");
   server.keepAliveTimeout = 65_000;
   process.once("SIGTERM", () => server.close(() => process.exit(0)));
 }

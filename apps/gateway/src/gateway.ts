@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config } from "@cm/config";
-import { connect, findCredential } from "@cm/db";
+import { connect, findCredential, type Sql } from "@cm/db";
 import { TokenBucket } from "@cm/domain";
 import {
   addEventBatch,
@@ -46,20 +46,12 @@ async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
   });
 }
 
-export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const redis = producerConnection(config.redisUrl);
-  redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-  if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
-    await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(
-      (error: unknown) => {
-        redis.disconnect();
-        throw error;
-      },
-    );
-  } else {
-    logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
-  }
-  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
+/**
+ * What the routes use, made from the config around the given Redis and Postgres clients: the
+ * queues, batchers, caches and limits. startGateway serves it; bench/journeys.mjs's baseline
+ * serves it with a Postgres client that answers at once, so that both run the same app.
+ */
+export function gatewayDeps(config: Config, logger: Logger, redis: Redis, sql: Sql): GatewayDeps {
   const queue = identifyQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
   const trackQueue = eventsQueue(redis, config.queuePrefix);
@@ -75,7 +67,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     writeTimeoutMs: config.identifyWriteTimeoutMs,
   };
 
-  const deps: GatewayDeps = {
+  return {
     sql,
     redis,
     identifyQueue: queue,
@@ -116,6 +108,23 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     redisDurability: config.redisDurability,
     readiness: { accepting: true },
   };
+}
+
+export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
+  const redis = producerConnection(config.redisUrl);
+  redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
+  if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
+    await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(
+      (error: unknown) => {
+        redis.disconnect();
+        throw error;
+      },
+    );
+  } else {
+    logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
+  }
+  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
+  const deps = gatewayDeps(config, logger, redis, sql);
 
   // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
   const server = createServer(
@@ -143,7 +152,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all([queue.close(), trackQueue.close(), fanoutQueue.close()]);
+      await Promise.all([deps.identifyQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
       redis.disconnect();
       await sql.end({ timeout: 5 });
     })();
