@@ -82,6 +82,7 @@ export function startNode(script, env, args = []) {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   return {
     child,
+    exited,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
@@ -133,7 +134,7 @@ export function summarize(result) {
   };
 }
 
-/** One autocannon run, summarized. */
+/** One autocannon run, summarized; it ends early once `stopOn` (a promise) settles. */
 export async function load({
   url,
   method = "GET",
@@ -143,8 +144,9 @@ export async function load({
   connections = 100,
   duration = 10,
   pipelining = 1,
+  stopOn,
 }) {
-  const result = await autocannon({
+  const run = autocannon({
     url,
     method,
     headers,
@@ -154,7 +156,8 @@ export async function load({
     duration,
     pipelining,
   });
-  return summarize(result);
+  stopOn?.then(() => run.stop());
+  return summarize(await run);
 }
 
 function withMedians(runs) {

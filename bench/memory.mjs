@@ -91,13 +91,20 @@ async function measure(databaseUrl, authToken, extra, { path, requests, connecti
       connections,
       duration: DURATION_S,
       requests,
+      // A gateway dead of its heap answers nothing: 500 clients reconnecting at once with 5 MiB
+      // of bodies each would then fill this process's heap instead.
+      stopOn: gateway.exited,
     });
     while ((await queue.getJobCountByTypes("waiting", "active", "delayed")) > 0) await sleep(100);
     const failed = await queue.getFailedCount();
     if (failed > 0) throw new Error(`${failed} jobs failed`);
+    const { exitCode, signalCode } = gateway.child;
     return {
       acceptedPerSec: ((result.total - result.non2xx) * perRequest) / DURATION_S,
       non2xx: result.non2xx,
+      connectionErrors: result.errors,
+      // Without bounds the gateway can run out of heap: it dies, and the rest of the load fails.
+      gatewayExit: exitCode === null && signalCode === null ? null : (signalCode ?? `exit code ${exitCode}`),
       seconds: (performance.now() - started) / 1000,
       gatewayPeakMiB: sampler.peaks.gateway,
       workerPeakMiB: sampler.peaks.worker,
@@ -125,7 +132,7 @@ async function main() {
     });
     const batches = await measure(db.url, authToken, { NODE_OPTIONS }, LOADS.batch);
     const row = (label, r) =>
-      `| ${label} | ${fmt(r.acceptedPerSec)} (turned away with 503: ${fmt(r.non2xx)}) | **${fmt(r.gatewayPeakMiB)} MiB** | **${fmt(r.workerPeakMiB)} MiB** |`;
+      `| ${label} | ${fmt(r.acceptedPerSec)} (turned away with 503: ${fmt(r.non2xx)}; connection errors: ${fmt(r.connectionErrors)}${r.gatewayExit === null ? "" : `; **the gateway died** during the load: ${r.gatewayExit}`}) | **${fmt(r.gatewayPeakMiB)} MiB** | **${fmt(r.workerPeakMiB)} MiB** |`;
     const markdown = `
 ### Memory with the largest bodies: 256 KiB identifies (${CONNECTIONS} connections) and 5 MiB batches; ${DURATION_S} s of load, then until applied; one gateway, one worker
 
