@@ -1,6 +1,8 @@
+import { readFileSync } from "node:fs";
 import { request, type ClientRequest, type IncomingMessage } from "node:http";
+import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 
@@ -58,6 +60,14 @@ describe("bodies in flight", () => {
     expect(refused.status).toBe(503);
     expect(refused.headers["retry-after"]).toBe("1");
     expect(JSON.parse(refused.body)).toEqual({ status: 503, message: "Service Unavailable" });
+    // Turned away by design: logged as a rejection with its reason, not as a failure of ours.
+    const logged = readFileSync(join(inject("logDir"), "body_budget.log"), "utf8")
+      .split("\n")
+      .filter((line) => line.includes(String(refused.headers["x-request-id"])))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; status?: number; reason?: string });
+    expect(logged).toContainEqual(expect.objectContaining({ level: 30, msg: "request rejected", status: 503 }));
+    expect(logged.find((line) => line.msg === "request rejected")?.reason).toMatch(/BODY_BYTES_IN_FLIGHT/);
+    expect(logged.filter((line) => line.level >= 50)).toEqual([]);
 
     first.sent.end(large.slice(1000));
     expect((await first.answer).status).toBe(200);

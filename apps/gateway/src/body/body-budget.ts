@@ -70,7 +70,7 @@ export class BodyReservation {
       // Closing the connection spares reading the body only to discard it, as keeping the
       // connection open would require.
       ctx.set("Connection", "close");
-      throw ApiError.unavailable(1);
+      throw ApiError.overloaded("the gateway holds as many request bodies as BODY_BYTES_IN_FLIGHT allows");
     }
     this.bytes += bytes;
   }

@@ -10,7 +10,14 @@ export type ProblemEntry = Pick<Problem, "message"> & Partial<Pick<Problem, "pat
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly options: { code?: string; problems?: ProblemEntry[]; detail?: string; retryAfterSeconds?: number } = {},
+    readonly options: {
+      code?: string;
+      problems?: ProblemEntry[];
+      detail?: string;
+      retryAfterSeconds?: number;
+      /** Turned away by design, to stay within a bound: logged as a rejection, not as a failure. */
+      shed?: boolean;
+    } = {},
   ) {
     super(options.detail ?? options.problems?.map((p) => p.message).join("; ") ?? options.code ?? `HTTP ${status}`);
   }
@@ -34,6 +41,14 @@ export class ApiError extends Error {
   /** The credential or data store cannot be reached; clients should retry shortly. */
   static unavailable(retryAfterSeconds = 5): ApiError {
     return new ApiError(503, { code: "unavailable", retryAfterSeconds });
+  }
+
+  /**
+   * The gateway is at one of its bounds (bodies in flight, unverified bytes, unknown-token
+   * lookups) and turns the request away; `reason` says which, in its log. Clients should retry.
+   */
+  static overloaded(reason: string): ApiError {
+    return new ApiError(503, { code: "unavailable", detail: reason, retryAfterSeconds: 1, shed: true });
   }
 
   /** The project sent more than its rate limit allows; it may send again in that many seconds. */

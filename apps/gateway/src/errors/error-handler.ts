@@ -30,7 +30,7 @@ export function errorHandler(logger: Logger, render: ErrorRenderer): Koa.Middlew
       ctx.set("x-request-id", requestId);
       const route = routeOf(ctx);
       const detail = error.options.detail === undefined ? undefined : headerSafe(error.options.detail);
-      if (error.status >= 500) {
+      if (error.status >= 500 && !error.options.shed) {
         logFailure((suppressed) => logger.error({ err: thrown, route, requestId, suppressed }, "request failed"));
       } else if (detail) {
         logRejection((suppressed) =>

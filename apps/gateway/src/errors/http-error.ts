@@ -30,7 +30,7 @@ export function toApiError(error: unknown): ApiError {
   // tokens passes: the client should come back, not give up.
   if (error instanceof QueueUnavailable || error instanceof QueueWritesBackedUp) return ApiError.unavailable();
   if (isUnavailable(error) || isRedisOutOfMemory(error)) return ApiError.unavailable();
-  if (error instanceof CredentialLookupsThrottled) return ApiError.unavailable(1);
+  if (error instanceof CredentialLookupsThrottled) return ApiError.overloaded(error.message);
   return bodyReadError(error) ?? new ApiError(500);
 }
 

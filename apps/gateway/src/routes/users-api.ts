@@ -110,7 +110,9 @@ export function usersApiOperation(
       const declared = declaredBodyBytes(ctx, format.maxBytes);
       if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
         ctx.set("Connection", "close");
-        throw ApiError.unavailable(1);
+        throw ApiError.overloaded(
+          "bodies with their credential inside arrive faster than UNVERIFIED_BODY_BYTES_PER_SECOND",
+        );
       }
       const reservation = new BodyReservation(deps.bodyBudget, owner);
       try {
