@@ -62,14 +62,16 @@ async function storeEventsAs(
     e.dedupKey ?? null,
     e.dedupWindowMs ?? null,
   ]);
-  // One plan for every job (a generic plan), on one Postgres: planned with a job's keys on the
-  // statistics of a profiles table that grew since it was last analyzed (a new database, a first
-  // import), the lookup below read every profile of the project, for each job (bench/README.md,
-  // "Events: where the time goes"). Not on Citus, which cannot plan a multi-shard statement with
-  // parameters generically.
-  await tx`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
-            WHERE NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus')`;
-  await tx`SELECT pg_advisory_xact_lock_shared(${PROJECT_EVENTS_LOCK}::integer, p)
+  // The projects' locks, and one plan for every job (a generic plan) on one Postgres, in one
+  // round trip. Planned with a job's keys on the statistics of a profiles table that grew since
+  // it was last analyzed (a new database, a first import), the lookup below read every profile
+  // of the project, for each job (bench/README.md, "Events: where the time goes"). Not on Citus,
+  // which cannot plan a multi-shard statement with parameters generically. The locks are taken
+  // in a statement before the one that reads the profiles, so that its snapshot sees the
+  // erasures that held them.
+  await tx`SELECT pg_advisory_xact_lock_shared(${PROJECT_EVENTS_LOCK}::integer, p),
+                  (SELECT set_config('plan_cache_mode', 'force_generic_plan', true)
+                    WHERE NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus'))
              FROM (SELECT p FROM unnest(${projects}::integer[]) AS p ORDER BY p) AS ordered`;
   const [row] = await tx<{ stored: number; not_profiles: [number, string][] }[]>`
       WITH input AS (
