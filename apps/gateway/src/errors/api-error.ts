@@ -38,9 +38,9 @@ export class ApiError extends Error {
     return new ApiError(405, { code: "method_not_allowed" });
   }
 
-  /** The credential or data store cannot be reached; clients should retry shortly. */
-  static unavailable(retryAfterSeconds = 5): ApiError {
-    return new ApiError(503, { code: "unavailable", retryAfterSeconds });
+  /** The credential or data store cannot be reached; clients should retry in a few seconds. */
+  static unavailable(): ApiError {
+    return new ApiError(503, { code: "unavailable", retryAfterSeconds: 5 });
   }
 
   /**
