@@ -392,6 +392,41 @@ describe("ctl import", () => {
     layoutTimeout(30_000),
   );
 
+  it("resumes stdin under --state only for the same input: another one is refused, never skipped", async () => {
+    const p = await createTestProject(stack.db.sql, "Stdin");
+    const state = join(dir, "stdin.json");
+    const padding = "x".repeat(100);
+    const lines = (prefix: string, from: number, to: number) =>
+      Array.from({ length: to - from }, (_, n) =>
+        JSON.stringify({ type: "profile", id: `${prefix}-${from + n}`, data: { padding } }),
+      );
+    const fromStdin = (input: string[], ...args: string[]) =>
+      runCtl(env, ["import", "--project", String(p.id), "-", "--state", state, ...args], `${input.join("\n")}\n`);
+    const summaryOf = (result: { code: number | null; stderr: string }) => {
+      expect(result.code, result.stderr).toBe(0);
+      return JSON.parse(result.stderr.trim().split("\n").pop() as string) as Record<string, unknown>;
+    };
+
+    const first = lines("a", 0, 20);
+    expect(summaryOf(await fromStdin(first))).toMatchObject({ imported: 20, skipped: 0 });
+    // Another export: its first KiB differs from the state's.
+    const other = await fromStdin(lines("b", 0, 20));
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain("is of another import");
+    // The same first KiB (15 lines of the first), then other records: refused once past them.
+    const sameHead = [...first.slice(0, 15), ...lines("c", 15, 25)];
+    expect(sameHead.slice(0, 15).join("\n").length).toBeGreaterThan(1024);
+    const differing = await fromStdin(sameHead);
+    expect(differing.code).toBe(1);
+    expect(differing.stderr).toContain("is not the one the state file");
+    // The same input grown: what was imported is skipped, the rest imported.
+    expect(summaryOf(await fromStdin([...first, ...lines("a", 20, 25)]))).toMatchObject({ imported: 5, skipped: 20 });
+    expect(summaryOf(await fromStdin(sameHead, "--restart"))).toMatchObject({ imported: 25, skipped: 0 });
+    await drained();
+    for (const id of ["a-0", "a-24", "c-15", "c-24"]) expect(await read(p, id), id).not.toBeNull();
+    expect(await read(p, "b-0")).toBeNull();
+  });
+
   it("refuses a state file of another source, and stdin without --state", async () => {
     const file = join(dir, "other.ndjson");
     writeFileSync(file, `${JSON.stringify({ type: "profile", id: "x" })}\n`);

@@ -40,11 +40,15 @@ export interface CtlResult {
   stderr: string;
 }
 
-export async function runCtl(env: NodeJS.ProcessEnv, args: string[]): Promise<CtlResult> {
+/** The ctl run to its end; `stdin`, when given, is what it reads on its standard input. */
+export async function runCtl(env: NodeJS.ProcessEnv, args: string[], stdin?: string): Promise<CtlResult> {
   const child = spawn(process.execPath, [join(ROOT, "apps/ctl/dist/main.js"), ...args], {
     env,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  // A ctl that stops before reading all of it closes its end: EPIPE is no failure of the test.
+  child.stdin?.on("error", () => undefined);
+  child.stdin?.end(stdin);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,8 +1,8 @@
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { createReadStream, type ReadStream } from "node:fs";
 import { open, readFile, rename, stat, truncate, writeFile, appendFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import type { Readable } from "node:stream";
+import { Readable } from "node:stream";
 import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { addEventBatch, addIdentifyBatch, eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
@@ -124,11 +124,15 @@ export function importOptions(
 
 /** What names the input, so that a state file is never applied to another one. */
 interface SourceIdentity {
+  /** Null for stdin. */
   size: number | null;
   mtimeMs: number | null;
-  /** SHA-256 of its first KiB (null for stdin: the state file names it). */
-  head: string | null;
+  /** SHA-256 of its first KiB. */
+  head: string;
 }
+
+/** The bytes of an input its identity's `head` hashes. */
+const HEAD_BYTES = 1024;
 
 interface ImportState {
   version: number;
@@ -140,6 +144,12 @@ interface ImportState {
   done: number;
   /** The rejects file's size once `done` was written: a resume cuts what came after. */
   rejectsBytes: number;
+  /**
+   * SHA-256 of the records up to `done` as read: a rerun goes past them only if its input's are
+   * the same, since two inputs of one first KiB (stdin, a file rewritten) may differ after it.
+   * Absent from the state files of earlier versions.
+   */
+  digest?: string;
   finished: boolean;
 }
 
@@ -162,8 +172,15 @@ function formatOf(options: ImportOptions): ImportFormat {
   return options.input !== null && /\.csv$/i.test(options.input) ? "csv" : "ndjson";
 }
 
-async function identityOf(input: string | null): Promise<SourceIdentity> {
-  if (input === null) return { size: null, mtimeMs: null, head: null };
+const headDigest = (bytes: Buffer) => hash("sha256", bytes.subarray(0, HEAD_BYTES), "hex");
+
+/** An input to import: what identifies it, and its bytes. */
+interface Source {
+  identity: SourceIdentity;
+  stream: Readable;
+}
+
+async function fileSource(input: string): Promise<Source> {
   let info;
   try {
     info = await stat(input);
@@ -172,11 +189,33 @@ async function identityOf(input: string | null): Promise<SourceIdentity> {
   }
   const file = await open(input, "r");
   try {
-    const { buffer, bytesRead } = await file.read(Buffer.alloc(1024), 0, 1024, 0);
-    return { size: info.size, mtimeMs: info.mtimeMs, head: hash("sha256", buffer.subarray(0, bytesRead), "hex") };
+    const { buffer, bytesRead } = await file.read(Buffer.alloc(HEAD_BYTES), 0, HEAD_BYTES, 0);
+    const identity = { size: info.size, mtimeMs: info.mtimeMs, head: headDigest(buffer.subarray(0, bytesRead)) };
+    return { identity, stream: createReadStream(input) };
   } finally {
     await file.close();
   }
+}
+
+/** stdin, named by its first KiB, read before the rest since a pipe is read once: the stream gives it back first. */
+async function stdinSource(): Promise<Source> {
+  const chunks = process.stdin[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const first: Buffer[] = [];
+  let size = 0;
+  while (size < HEAD_BYTES) {
+    const next = await chunks.next();
+    if (next.done === true) break;
+    first.push(next.value);
+    size += next.value.length;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* first;
+    for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) yield next.value;
+  }
+  return {
+    identity: { size: null, mtimeMs: null, head: headDigest(Buffer.concat(first)) },
+    stream: Readable.from(all(), { objectMode: false }),
+  };
 }
 
 async function readState(path: string): Promise<ImportState | null> {
@@ -235,6 +274,8 @@ async function startingState(
 interface InputRecord {
   ordinal: number;
   line: number;
+  /** As read (the header's with the first row of a CSV), for the state's digest. */
+  text: string;
   input: unknown;
   convert(at: RecordPosition): Converted;
 }
@@ -257,6 +298,7 @@ async function* ndjsonRecords(
     yield {
       ordinal,
       line: ordinal,
+      text,
       input: readable ? value : text,
       convert: (at) => (readable ? convertLine(value, at) : { ok: false, reason: "the line is not valid JSON" }),
     };
@@ -270,13 +312,21 @@ async function* csvRecords(
   required: CsvMapping,
   context: () => ImportContext,
 ): AsyncGenerator<InputRecord> {
-  const parser = stream.pipe(parseCsv({ info: true, relax_column_count: true, bom: true, skip_empty_lines: true }));
+  const parser = stream.pipe(
+    parseCsv({ info: true, raw: true, relax_column_count: true, bom: true, skip_empty_lines: true }),
+  );
   let header: string[] | null = null;
+  let headerText = "";
   let ordinal = 0;
   try {
-    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+    for await (const { record, info, raw } of parser as AsyncIterable<{
+      record: string[];
+      info: { lines: number };
+      raw: string;
+    }>) {
       if (header === null) {
         header = record;
+        headerText = raw;
         const problem = checkCsvHeader(header, required);
         if (problem !== null) throw new CliError(problem);
         continue;
@@ -287,6 +337,7 @@ async function* csvRecords(
       yield {
         ordinal,
         line: info.lines,
+        text: ordinal === 1 ? headerText + raw : raw,
         input: row,
         convert: (at) =>
           record.length !== columns.length
@@ -355,27 +406,85 @@ export async function importCommand(
     throw new CliError(`project ${projectId} does not exist`);
   }
   const topics = await allTopicsOfProject(sql, projectId);
-  const source = await identityOf(input);
+  const topicIds = new Map(topics.map((topic) => [topic.name.toLowerCase(), topic.id]));
+  const source = input === null ? await stdinSource() : await fileSource(input);
+  try {
+    return await importSource(source, redis, options, { projectId, format, mapping, statePath, rejectsPath, topicIds });
+  } finally {
+    source.stream.destroy();
+    // The stream of stdin reads it through an iterator that destroying the stream leaves waiting.
+    if (input === null) process.stdin.destroy();
+  }
+}
+
+/**
+ * What a rerun may skip: the records up to the state's `done`, once the digest of those it read
+ * is the state's. Checked at the first record past them, or at the end of a shorter input.
+ */
+function skippedRecordsCheck(state: ImportState, statePath: string) {
+  const digest = createHash("sha256");
+  let checked = state.done === 0 || state.digest === undefined;
+  const check = () => {
+    if (digest.copy().digest("hex") !== state.digest) {
+      throw new CliError(
+        `the input is not the one the state file ${statePath} was written for (its first ${state.done} records ` +
+          "differ): give --restart to import it from the start, or another --state",
+      );
+    }
+    checked = true;
+  };
+  return {
+    read(record: InputRecord) {
+      if (!checked && record.ordinal > state.done) check();
+      digest.update(record.text);
+      digest.update("\n");
+    },
+    end() {
+      if (!checked) check();
+    },
+    /** The digest of every record read so far. */
+    value: () => digest.copy().digest("hex"),
+  };
+}
+
+/** What importCommand made of its options and the project. */
+interface ImportPlan {
+  projectId: number;
+  format: ImportFormat;
+  mapping: CsvMapping;
+  statePath: string;
+  rejectsPath: string;
+  topicIds: ReadonlyMap<string, number>;
+}
+
+async function importSource(
+  source: Source,
+  redis: { url: string; prefix: string },
+  options: ImportOptions,
+  plan: ImportPlan,
+): Promise<ImportSummary> {
+  const { projectId, format, mapping, statePath, rejectsPath, topicIds } = plan;
+  const { identity, stream } = source;
   const fresh: ImportState = {
     version: STATE_VERSION,
     project: projectId,
     format,
-    source,
+    source: identity,
     startedAt: Date.now(),
     done: 0,
     rejectsBytes: 0,
     finished: false,
   };
   const state = await startingState(statePath, rejectsPath, fresh, options.restart);
+  const skippable = skippedRecordsCheck(state, statePath);
   const context = (): ImportContext => ({
     projectId,
-    topicIds: new Map(topics.map((topic) => [topic.name.toLowerCase(), topic.id])),
+    topicIds,
     now: Date.now(),
     startedAt: state.startedAt,
-    sourceKey: source.head ?? statePath,
+    sourceKey: identity.head,
   });
   const convertLine = format === "segment" ? segmentLineOperations : exportLineOperations;
-  const stream: Readable = input === null ? process.stdin : createReadStream(input);
   const records = isCsv(format)
     ? csvRecords(stream, mapping, { ...DEFAULT_CSV_MAPPING, ...options.columns }, context)
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
@@ -391,7 +500,7 @@ export async function importCommand(
     rejects: rejectsPath,
   };
   const pending = { profile: [] as ProfileOperation[], events: [] as TrackedEvent[], rejects: [] as string[], last: 0 };
-  const bar = progressBar(source.size);
+  const bar = progressBar(identity.size);
   const started = Date.now();
   let rows = 0;
   let stopping = false;
@@ -411,15 +520,17 @@ export async function importCommand(
     summary.events += pending.events.length;
     state.rejectsBytes = (await stat(rejectsPath)).size;
     state.done = pending.last;
+    state.digest = skippable.value();
     await writeState(statePath, state);
     Object.assign(pending, { profile: [], events: [], rejects: [] });
   };
 
   try {
-    bar.start(source.size ?? 0, 0, { rows: 0, rate: 0 });
+    bar.start(identity.size ?? 0, 0, { rows: 0, rate: 0 });
     await eachRecord(
       records,
       async (record) => {
+        skippable.read(record);
         if (record.ordinal <= state.done) {
           summary.skipped += 1;
           return;
@@ -451,15 +562,15 @@ export async function importCommand(
       },
       flush,
     );
+    skippable.end();
     await flush();
     state.finished = true;
     await writeState(statePath, state);
-    bar.update(source.size ?? 0, { rows, rate: Math.round((rows * 1000) / Math.max(1, Date.now() - started)) });
+    bar.update(identity.size ?? 0, { rows, rate: Math.round((rows * 1000) / Math.max(1, Date.now() - started)) });
   } finally {
     bar.stop();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    stream.destroy();
     await Promise.all([queues.identify.close(), queues.events.close()]);
     connection.disconnect();
   }
