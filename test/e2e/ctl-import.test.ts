@@ -427,6 +427,41 @@ describe("ctl import", () => {
     expect(await read(p, "b-0")).toBeNull();
   });
 
+  it("stores an event carrying its own id once, from any file and beside the same event sent live", async () => {
+    const m = await createTestProject(stack.db.sql, "Message ids");
+    const time = new Date(Date.now() - 3_600_000).toISOString();
+    const track = (messageId: string, event: string) =>
+      JSON.stringify({ type: "track", userId: "m-1", event, timestamp: time, messageId });
+    // Segment's archives overlap: one message in two files (of other first KiBs).
+    const archives = [
+      [track("msg-1", "Opened"), track("msg-2", "Clicked")],
+      [track("msg-3", "Bought"), track("msg-1", "Opened")],
+    ];
+    // The live track, as RudderStack's Vero destination sends it: its messageId as extras.message_id.
+    await send(m, "/events/track", {
+      identity: { id: "m-1" },
+      event_name: "Shared",
+      extras: { message_id: "msg-4", created_at: time },
+    });
+    archives.push([track("msg-4", "Shared")]);
+    for (const [n, archive] of archives.entries()) {
+      const file = join(dir, `archive-${n}.ndjson`);
+      writeFileSync(file, archive.join("\n"));
+      expect(await importFile(m, [file, "--format", "segment"])).toMatchObject({ imported: archive.length });
+    }
+    // A CSV's event ids (Vero's message_id) likewise, from two files.
+    for (const [n, rows] of [["v-1,m-1,Read,a"], ["v-2,m-1,Replied,b", "v-1,m-1,Read,a"]].entries()) {
+      const file = join(dir, `vero-events-${n}.csv`);
+      writeFileSync(file, ["message_id,id,event,n,time", ...rows.map((row) => `${row},${time}`)].join("\n"));
+      const args = ["--event-name-column", "event", "--event-id-column", "message_id", "--stamp-column", "time"];
+      expect(await importFile(m, [file, ...args])).toMatchObject({ imported: rows.length });
+    }
+    await drained();
+    const names = await stack.db.sql<{ name: string }[]>`
+      SELECT name FROM events WHERE project_id = ${m.id} ORDER BY name`;
+    expect(names.map((row) => row.name)).toEqual(["Bought", "Clicked", "Opened", "Read", "Replied", "Shared"]);
+  });
+
   it("refuses a state file of another source, and stdin without --state", async () => {
     const file = join(dir, "other.ndjson");
     writeFileSync(file, `${JSON.stringify({ type: "profile", id: "x" })}\n`);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { QueuedOperation } from "@cm/domain";
+import { parseOperation, type QueuedOperation } from "@cm/domain";
 import {
   csvRowOperations,
   DEFAULT_CSV_MAPPING,
@@ -54,7 +54,7 @@ describe("segmentLineOperations", () => {
     });
   });
 
-  it("makes a track of a Segment track whose event id is the same on every import of its messageId", () => {
+  it("makes a track of a Segment track that is one event wherever its messageId is, as the API's message_id", () => {
     const line = {
       type: "track",
       anonymousId: "anon-1",
@@ -64,16 +64,36 @@ describe("segmentLineOperations", () => {
       timestamp: "2026-01-02T03:04:05.000Z",
     };
     const [first] = operations(segmentLineOperations(line, at, context));
-    const [again] = operations(segmentLineOperations(line, { ordinal: 99 }, context));
+    const [again] = operations(segmentLineOperations(line, { ordinal: 99 }, { ...context, sourceKey: "source-b" }));
     const [other] = operations(segmentLineOperations({ ...line, messageId: "m-2" }, at, context));
     expect(first).toMatchObject({
       queue: "events",
       event: { userId: "anon-1", name: "Order Completed", data: { total: 30 }, t: Date.parse(line.timestamp) },
     });
-    const eventId = (queued: QueuedOperation | undefined) => (queued?.queue === "events" ? queued.event.eventId : null);
-    expect(eventId(first)).toBe(importEventId("source-a", "message m-1"));
-    expect(eventId(again)).toBe(eventId(first));
-    expect(eventId(other)).not.toBe(eventId(first));
+    const event = (queued: QueuedOperation | undefined) => (queued?.queue === "events" ? queued.event : null);
+    expect(event(again)?.eventId).toBe(event(first)?.eventId);
+    expect(event(other)?.eventId).not.toBe(event(first)?.eventId);
+    // The key and window of the same event tracked live with the messageId as extras.message_id.
+    const live = parseOperation(
+      "track",
+      { identity: { id: "anon-1" }, event_name: "Order Completed", extras: { message_id: "m-1" } },
+      { projectId: 7, receivedAt: NOW, eventId: "00000000-0000-4000-8000-000000000000", dedupWindowMs: 300_000 },
+    );
+    if (!live.ok || live.value.queue !== "events") throw new Error("the live track is refused");
+    expect(event(first)).toMatchObject({
+      dedupKey: live.value.event.dedupKey,
+      dedupWindowMs: live.value.event.dedupWindowMs,
+    });
+    expect(event(other)?.dedupKey).not.toBe(live.value.event.dedupKey);
+  });
+
+  it("names a track without a messageId by the source and its line", () => {
+    const line = { type: "track", userId: "u-1", event: "Opened", timestamp: "2026-01-02T03:04:05.000Z" };
+    const [track] = operations(segmentLineOperations(line, at, context));
+    expect(track).toMatchObject({ event: { eventId: importEventId("source-a", "line 42") } });
+    expect(track).not.toHaveProperty("event.dedupKey");
+    const [elsewhere] = operations(segmentLineOperations(line, at, { ...context, sourceKey: "source-b" }));
+    expect(elsewhere).not.toMatchObject({ event: { eventId: importEventId("source-a", "line 42") } });
   });
 
   it("refuses another message type and a time past the allowed skew, saying why", () => {
@@ -164,6 +184,24 @@ describe("csvRowOperations", () => {
     expect(csvRowOperations({ id: "u-1", unsub: "maybe" }, optOut, at, context)).toEqual({
       ok: false,
       reason: 'unsub must be true, false, 1, 0, yes or no; it is "maybe"',
+    });
+  });
+
+  it("makes an event row of the same event id one event from any source, and refuses an id the API would", () => {
+    const events = { ...mapping, eventNameColumn: "name", eventIdColumn: "message_id" };
+    const event = (row: Record<string, string>, sourceKey = "source-a") => {
+      const [queued] = operations(csvRowOperations(row, events, at, { ...context, sourceKey }));
+      return queued?.queue === "events" ? queued.event : null;
+    };
+    const row = { id: "u-1", name: "Read", message_id: "v-1" };
+    expect(event(row, "source-b")).toMatchObject({ eventId: event(row)?.eventId, dedupKey: event(row)?.dedupKey });
+    expect(event(row)?.dedupKey).toEqual(expect.any(String));
+    const uuid = "6F0C2B1E-6D3A-4C8B-9E1F-2A3B4C5D6E7F";
+    expect(event({ ...row, message_id: uuid })?.eventId).toBe(uuid.toLowerCase());
+    expect(event({ ...row, message_id: "" })?.eventId).toBe(importEventId("source-a", "row 42"));
+    expect(csvRowOperations({ ...row, message_id: "x".repeat(256) }, events, at, context)).toEqual({
+      ok: false,
+      reason: "message_id must be at most 255 characters",
     });
   });
 

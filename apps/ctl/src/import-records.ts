@@ -102,15 +102,31 @@ function fileTime(value: unknown, name: string, context: ImportContext): number 
 /**
  * An event id that is the same however often the record is imported (a resume sends the records
  * of its last batch again): the events table keeps each (project, user, time, id) once. UUID-shaped,
- * from a SHA-256 of the source and what names the event in it.
+ * from a SHA-256 of its scope (the source, for an event named by its place in it) and its name there.
  */
-export function importEventId(sourceKey: string, name: string): string {
-  const hex = hash("sha256", `${sourceKey}\0${name}`, "hex");
+export function importEventId(scope: string, name: string): string {
+  const hex = hash("sha256", `${scope}\0${name}`, "hex");
   const variant = ((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The longest extras.message_id the API takes. */
+const MAX_MESSAGE_ID = 255;
+
+/**
+ * An event's id, and the extras that deduplicate it. One that carries its own id (`own`: Segment's
+ * messageId, a CSV's event id, in the field `name`) is one event whichever file holds it: its id
+ * is made of that id alone (a UUID kept), and it is deduplicated as the API's track with that
+ * `extras.message_id` (docs/events.md), against the same event sent live too. One without is
+ * named by its `place` in the source.
+ */
+function eventIdentity(own: string | undefined, name: string, place: string, context: ImportContext) {
+  if (own === undefined) return { eventId: importEventId(context.sourceKey, place), extras: {} };
+  if (own.length > MAX_MESSAGE_ID) throw new Refused(`${name} must be at most ${MAX_MESSAGE_ID} characters`);
+  return { eventId: UUID.test(own) ? own.toLowerCase() : importEventId("message", own), extras: { message_id: own } };
+}
 
 function converted(convert: () => QueuedOperation[]): Converted {
   try {
@@ -234,14 +250,15 @@ export function segmentLineOperations(line: unknown, at: RecordPosition, context
     }
     if (fields.type === "track") {
       const t = time === undefined ? context.startedAt : fileTime(time, "timestamp", context);
-      const name = typeof fields.messageId === "string" ? `message ${fields.messageId}` : `line ${at.ordinal}`;
+      const messageId = typeof fields.messageId === "string" && fields.messageId !== "" ? fields.messageId : undefined;
+      const event = eventIdentity(messageId, "messageId", `line ${at.ordinal}`, context);
       const body = {
         identity: { id },
         event_name: fields.event,
         data: fields.properties,
-        extras: { created_at: iso(t) },
+        extras: { created_at: iso(t), ...event.extras },
       };
-      return [operation("track", body, t, context, importEventId(context.sourceKey, name))];
+      return [operation("track", body, t, context, event.eventId)];
     }
     throw new Refused(`type must be "identify" or "track" (a Segment message); it is ${JSON.stringify(fields.type)}`);
   });
@@ -325,18 +342,19 @@ export function csvRowOperations(
     const email = cell(mapping.emailColumn);
     if (events) {
       const t = stamp === undefined ? context.startedAt : fileTime(stamp, mapping.stampColumn as string, context);
-      const given = cell(mapping.eventIdColumn);
-      const eventId =
-        given !== undefined && UUID.test(given)
-          ? given.toLowerCase()
-          : importEventId(context.sourceKey, given === undefined ? `row ${at.ordinal}` : `id ${given}`);
+      const event = eventIdentity(
+        cell(mapping.eventIdColumn),
+        mapping.eventIdColumn as string,
+        `row ${at.ordinal}`,
+        context,
+      );
       const body = {
         identity: { id, email },
         event_name: cell(mapping.eventNameColumn),
         data,
-        extras: { created_at: iso(t) },
+        extras: { created_at: iso(t), ...event.extras },
       };
-      return [operation("track", body, t, context, eventId)];
+      return [operation("track", body, t, context, event.eventId)];
     }
     const t = stamp === undefined ? at.ordinal : fileTime(stamp, mapping.stampColumn as string, context);
     const operations = [

@@ -67,7 +67,8 @@ export const IMPORT_HELP = `usage: ctl import --project ID [FILE|-] [flags]   (d
   --stamp-column C      the time of each row (ISO 8601 or Unix seconds); without it a row loses
                         to every live update, and a later row of the file wins over an earlier one
   --event-name-column C the CSV holds events: their name (rows are profiles without it)
-  --event-id-column C   the event's id (a UUID, or any text made into one), for exactly-once
+  --event-id-column C   the event's own id (a UUID, or any text made into one): one event whichever
+                        file holds it, deduplicated as the API's extras.message_id
   --data-columns C1,C2  only these columns go into data (default: every column no flag names)
   --ignore-columns C1,C2  columns left out of data
   --tags-column C       the profile's tags, added: a JSON list, or tags separated by ; or ,
