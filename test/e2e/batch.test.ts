@@ -73,6 +73,20 @@ function profileWhen(project: TestProject, id: string, done: (profile: Record<st
   });
 }
 
+/** The profile (null: 404) once the queues are empty: every operation answered before is applied. */
+async function settledProfile(project: TestProject, id: string) {
+  await waitFor("the queues empty", async () => {
+    const counts = await Promise.all(
+      [gateway.deps.identifyQueue, gateway.deps.eventsQueue].map((queue) =>
+        queue.getJobCounts("waiting", "active", "delayed"),
+      ),
+    );
+    return counts.every((count) => count.waiting + count.active + count.delayed === 0) ? true : undefined;
+  });
+  const { status, body } = await read(project, `/users/${encodeURIComponent(id)}`);
+  return status === 200 ? (body as Record<string, unknown>) : null;
+}
+
 /** Operations this gateway has written to the queues so far, of every kind. */
 async function queuedSoFar(): Promise<number> {
   const sum = async (histogram: Histogram) =>
@@ -183,6 +197,49 @@ describe("POST /api/v2/batch", () => {
     const o3 = await profileWhen(project, "o-3", (profile) => profile?.unsubscribed === true);
     expect(o3).toMatchObject({ data: { after: true } });
     expect(await profileWhen(project, "o-2", (profile) => profile === null)).toBeNull();
+  });
+
+  it("orders a batch after every request answered before it, however many operations a user has in it", async () => {
+    const project = await createTestProject(stack.db.sql, "after-earlier");
+    expect((await batch(project, [{ type: "identify", id: "e-1", data: { plan: "a" } }])).status).toBe(200);
+    const tags = Array.from({ length: 500 }, (_, n) => ({ type: "tags", id: "e-1", add: [`t-${n}`] }));
+    const second = await batch(project, [{ type: "identify", id: "e-1", data: { plan: "b" } }, ...tags]);
+    expect(second.body.results?.every((result) => result.status === 200)).toBe(true);
+    const profile = await settledProfile(project, "e-1");
+    expect(profile).toMatchObject({ data: { plan: "b" } });
+    expect(profile?.tags).toHaveLength(500);
+  });
+
+  it("orders a request sent after a batch's answer after every operation of the batch", async () => {
+    const project = await createTestProject(stack.db.sql, "before-later");
+    const tags = Array.from({ length: 300 }, (_, n) => ({ type: "tags", id: "l-1", add: [`t-${n}`] }));
+    const first = await batch(project, [...tags, { type: "identify", id: "l-1", data: { plan: "a" } }]);
+    expect(first.body.results?.every((result) => result.status === 200)).toBe(true);
+    const later = await send(
+      `/users/track?auth_token=${project.authToken}`,
+      JSON.stringify({ id: "l-1", data: { plan: "b" } }),
+    );
+    expect(later.status).toBe(200);
+    expect(await settledProfile(project, "l-1")).toMatchObject({ data: { plan: "b" } });
+  });
+
+  it("keeps every operation of a batch sent after a delete of its user", async () => {
+    const project = await createTestProject(stack.db.sql, "after-delete");
+    expect((await batch(project, [{ type: "identify", id: "d-1", data: { before: true } }])).status).toBe(200);
+    await profileWhen(project, "d-1", (profile) => profile !== null);
+    const deleted = await send(`/users/delete?auth_token=${project.authToken}`, JSON.stringify({ id: "d-1" }));
+    expect(deleted.status).toBe(200);
+    const tracks = Array.from({ length: 300 }, (_, n) => ({
+      type: "track",
+      identity: { id: "d-1" },
+      event_name: "Viewed",
+      data: { n },
+    }));
+    const reply = await batch(project, [{ type: "identify", id: "d-1", data: { after: true } }, ...tracks]);
+    expect(reply.body.results?.every((result) => result.status === 200)).toBe(true);
+    const profile = await settledProfile(project, "d-1");
+    expect(profile).toMatchObject({ data: { after: true }, event_count: 300 });
+    expect(profile?.data).not.toHaveProperty("before");
   });
 
   it("reads NDJSON, one operation a line, a line that is not JSON refusing itself only", async () => {

@@ -27,7 +27,7 @@ function accepted(item: unknown): QueuedOperation {
 
 /** The stamps inBatchOrder gives, by position. */
 const stamps = (operations: QueuedOperation[]) =>
-  inBatchOrder(operations, NOW).map((operation) =>
+  inBatchOrder(operations, NOW).operations.map((operation) =>
     operation.queue === "profile-operations"
       ? operation.operation.t
       : operation.queue === "events"
@@ -120,21 +120,25 @@ describe("order within a batch", () => {
     operation: { op: "delete", projectId: 1, key: `i:${id}`, id, t },
   });
 
-  it("stamps a profile's k-th of n operations a millisecond apart, ending at the receive time", () => {
-    expect(stamps([profile("a"), profile("b"), profile("a"), profile("a")])).toEqual([NOW - 2, NOW, NOW - 1, NOW]);
+  it("stamps a profile's k-th operation k ms after its first, the first a millisecond after the receive time", () => {
+    const operations = [profile("a"), profile("b"), profile("a"), profile("a")];
+    expect(stamps(operations)).toEqual([NOW + 1, NOW + 1, NOW + 2, NOW + 3]);
+    expect(inBatchOrder(operations, NOW).lastStamp).toBe(NOW + 3);
   });
 
   it("keeps an earlier stamp of the operation's own, and orders events with the profile's operations", () => {
     const event = accepted({ type: "track", identity: { id: "a" }, event_name: "Paid" });
     const old = accepted({ type: "identify", id: "a", extras: { created_at: NOW / 1000 - 3600 } });
     const ahead = accepted({ type: "identify", id: "a", extras: { created_at: NOW / 1000 + 60 } });
-    expect(stamps([old, ahead, event, profile("a")])).toEqual([NOW - 3_600_000, NOW - 2, NOW - 1, NOW]);
+    expect(stamps([old, ahead, event, profile("a")])).toEqual([NOW - 3_600_000, NOW + 2, NOW + 3, NOW + 4]);
+    // Nothing stamped after the receive time: nothing to wait for.
+    expect(inBatchOrder([old, old], NOW).lastStamp).toBe(NOW);
   });
 
   it("orders a reidentify with the operations of both its ids, and stamps nothing for one that does nothing", () => {
     const reidentify = accepted({ type: "reidentify", id: "a", new_id: "b" });
     expect(
       stamps([profile("a"), reidentify, profile("b"), accepted({ type: "reidentify", id: "c", new_id: "c" })]),
-    ).toEqual([NOW - 2, NOW - 1, NOW, null]);
+    ).toEqual([NOW + 1, NOW + 2, NOW + 3, null]);
   });
 });

@@ -110,33 +110,46 @@ function profilesOf(operation: QueuedOperation): string[] {
   return operation.operation.op === "reidentify" ? [key, operation.operation.newKey] : [key];
 }
 
-/** Stamped at `stamp` at the latest: an earlier stamp of its own (extras.created_at) is kept. */
-function stampedBy(operation: QueuedOperation, stamp: number): QueuedOperation {
-  if (operation.queue === "profile-operations" && operation.operation.t > stamp)
-    return { ...operation, operation: { ...operation.operation, t: stamp } };
-  if (operation.queue === "events" && operation.event.t > stamp)
-    return { ...operation, event: { ...operation.event, t: stamp } };
+/** Stamped at its place in the batch, unless it carries an earlier time of its own (extras.created_at). */
+function stampedAt(operation: QueuedOperation, receivedAt: number, place: number): QueuedOperation {
+  if (operation.queue === "profile-operations" && operation.operation.t >= receivedAt)
+    return { ...operation, operation: { ...operation.operation, t: place } };
+  if (operation.queue === "events" && operation.event.t >= receivedAt)
+    return { ...operation, event: { ...operation.event, t: place } };
   return operation;
 }
 
+const stampOf = (operation: QueuedOperation): number | null =>
+  operation.queue === "profile-operations"
+    ? operation.operation.t
+    : operation.queue === "events"
+      ? operation.event.t
+      : null;
+
+/** A batch's operations as stamped, and the latest stamp among them: its answer waits until the clock is past it. */
+export interface OrderedBatch {
+  operations: QueuedOperation[];
+  lastStamp: number;
+}
+
 /**
- * Operations of one batch apply in their order where they touch the same profile. Every one was
- * stamped with the receive time, so a profile's operations would tie, and ties are broken by
- * value, not by order. The last operation of each profile keeps the receive time, and each
- * earlier one is stamped a millisecond before the next one of any profile it touches (a
- * profile's k-th of n operations: receivedAt − (n − 1 − k) ms). Never later than the receive
- * time, and a profile with one operation keeps it, so operations of other requests are ordered
- * as before.
+ * A batch is ordered as if its operations arrived one after another at its arrival, after every
+ * request answered before it (docs/bulk.md). Stamped with the receive time, a profile's
+ * operations would tie, and ties are broken by value, not by order; stamped before it, they
+ * would lose to requests answered before the batch. So a profile's k-th operation (from 0) is
+ * stamped receivedAt + 1 + k ms, after anything received by then, and the batch is answered
+ * only once the clock is past its last stamp (lastStamp), so that any request sent after the
+ * answer is stamped later. An operation touching several profiles (a reidentify: both ids)
+ * comes after the operations of each. Stamps stay whole milliseconds, as every stored stamp is.
  */
-export function inBatchOrder(operations: QueuedOperation[], receivedAt: number): QueuedOperation[] {
-  const nextStamp = new Map<string, number>();
-  const ordered = new Array<QueuedOperation>(operations.length);
-  for (let index = operations.length - 1; index >= 0; index--) {
-    const operation = operations[index] as QueuedOperation;
+export function inBatchOrder(operations: QueuedOperation[], receivedAt: number): OrderedBatch {
+  const nextPlace = new Map<string, number>();
+  const first = receivedAt + 1;
+  const ordered = operations.map((operation) => {
     const profiles = profilesOf(operation);
-    const stamp = Math.min(receivedAt, ...profiles.map((key) => (nextStamp.get(key) ?? receivedAt + 1) - 1));
-    for (const key of profiles) nextStamp.set(key, stamp);
-    ordered[index] = stampedBy(operation, stamp);
-  }
-  return ordered;
+    const place = Math.max(first, ...profiles.map((key) => nextPlace.get(key) ?? first));
+    for (const key of profiles) nextPlace.set(key, place + 1);
+    return stampedAt(operation, receivedAt, place);
+  });
+  return { operations: ordered, lastStamp: Math.max(receivedAt, ...ordered.map((op) => stampOf(op) ?? receivedAt)) };
 }

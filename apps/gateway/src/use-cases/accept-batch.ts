@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import {
   inBatchOrder,
   MAX_REASON_LENGTH,
@@ -20,11 +21,17 @@ export interface ReceivedBatch extends ReceivedRequest {
   idempotencyKey?: string;
 }
 
+/** Resolves once the clock is past `t`: a request received after that is stamped later than `t`. */
+async function clockPast(t: number): Promise<void> {
+  while (Date.now() <= t) await sleep(t + 1 - Date.now());
+}
+
 /**
  * Each operation read by the reader of its single call, the valid ones stamped in their order
  * (inBatchOrder) and queued in the micro-batches of their kind, each refused one answered with
  * its reason. The answer waits for every queue write: a failed one fails the whole request
- * (5xx), once the others have settled, so that a retry never races them.
+ * (5xx), once the others have settled, so that a retry never races them. A 200 also waits for
+ * the clock to pass the batch's last stamp, so that what the client sends after it comes after.
  */
 async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
   // Operations carry no Idempotency-Key of their own: the batch's names the batch.
@@ -34,11 +41,13 @@ async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: u
   );
   const accepted = parsed.flatMap((result) => (result.ok ? [result.value] : []));
   const share = Math.ceil(request.bytes / operations.length);
+  const ordered = inBatchOrder(accepted, receivedAt);
   const written = await Promise.allSettled(
-    inBatchOrder(accepted, receivedAt).map((operation) => queueOperation(deps, operation, share)),
+    ordered.operations.map((operation) => queueOperation(deps, operation, share)),
   );
   const failed = written.find((write) => write.status === "rejected");
   if (failed !== undefined) throw failed.reason;
+  await clockPast(ordered.lastStamp);
   const results = parsed.map((result): IdentifyReply =>
     result.ok ? ACCEPTED : { status: 400, message: problemText(result.problems).slice(0, MAX_REASON_LENGTH) },
   );
