@@ -391,6 +391,34 @@ describe("Idempotency-Key", () => {
     });
   });
 
+  it("answers 422 to the same text under the same key read another way, JSON then NDJSON", async () => {
+    const project = await createTestProject(stack.db.sql, "idempotent-format");
+    const key = { "idempotency-key": "same-text" };
+    const path = `/batch?auth_token=${project.authToken}`;
+    // One line that is both a JSON batch and an NDJSON operation (one with no type).
+    const text = JSON.stringify({ batch: [{ type: "identify", id: "f-1" }] });
+    expect((await send(path, text, { ...JSON_TYPE, ...key })).body.results).toEqual([SUCCESS]);
+    const before = await queuedSoFar();
+    expect(await send(path, text, { ...NDJSON_TYPE, ...key })).toMatchObject({
+      status: 422,
+      detail: "this Idempotency-Key was sent with a different body; use a new key for a new batch",
+    });
+    expect(await queuedSoFar()).toBe(before);
+    expect((await send(path, text, { ...JSON_TYPE, ...key })).body.results).toEqual([SUCCESS]);
+
+    // A key the previous release kept holds no reading: its body alone is compared, as that release does.
+    const redis = gateway.deps.redis;
+    const [kept] = await redis.keys(`${stack.config.queuePrefix}:batch-replies:${project.id}:*`);
+    const { readAs, ...previousRelease } = JSON.parse((await redis.get(kept as string)) as string) as Record<
+      string,
+      unknown
+    >;
+    expect(readAs).toBe("json");
+    await redis.set(kept as string, JSON.stringify(previousRelease), "KEEPTTL");
+    expect((await send(path, text, { ...NDJSON_TYPE, ...key })).body.results).toEqual([SUCCESS]);
+    expect(await queuedSoFar()).toBe(before);
+  });
+
   it("answers 409 to a retry while the first request is still being answered", async () => {
     const project = await createTestProject(stack.db.sql, "in-flight");
     let release = () => {};

@@ -28,9 +28,11 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
 `;
 
-/** What a key holds: the digest of the body it was first sent with, and its answer once there is one. */
+/** What a key holds: the digest of the body it was first sent with, how it was read, and its answer once there is one. */
 interface Held {
   body: string;
+  /** The same text read another way (JSON, NDJSON) is another body. Absent from keys held by gateways before it. */
+  readAs?: string;
   /** Whose answer is awaited, while there is none. */
   claim?: string;
   /** How many operations the batch held, and the answers that were not Success (index, status, message). */
@@ -41,11 +43,11 @@ interface Held {
 const SUCCESS: IdentifyReply = { status: 200, message: "Success." };
 
 /** Most answers are Success: only the others are kept, so that a key costs about 150 bytes. */
-function held(body: string, reply: BatchReply): Held {
+function held(sent: Pick<Held, "body" | "readAs">, reply: BatchReply): Held {
   const refused = reply.results.flatMap((result, index): [number, number, string][] =>
     result.status === SUCCESS.status ? [] : [[index, result.status, result.message]],
   );
-  return { body, count: reply.results.length, refused };
+  return { ...sent, count: reply.results.length, refused };
 }
 
 function replyOf({ count = 0, refused = [] }: Held): BatchReply {
@@ -78,22 +80,24 @@ export class IdempotentReplies {
     private readonly keyPrefix: string,
   ) {}
 
-  async claim(projectId: number, key: string, body: string): Promise<Claim> {
+  async claim(projectId: number, key: string, body: string, readAs: string): Promise<Claim> {
     const redisKey = `${this.keyPrefix}:batch-replies:${projectId}:${digest(key)}`;
-    const bodyDigest = digest(body);
-    const mine = JSON.stringify({ body: bodyDigest, claim: randomUUID() } satisfies Held);
+    const sent = { body: digest(body), readAs };
+    const mine = JSON.stringify({ ...sent, claim: randomUUID() } satisfies Held);
     const found = (await this.redis.eval(CLAIM, 1, redisKey, mine, IN_FLIGHT_TTL_MS)) as string | null;
     if (found === null) {
       return {
         state: "claimed",
         settle: async (reply) => {
-          const answer = reply === null ? "" : JSON.stringify(held(bodyDigest, reply));
+          const answer = reply === null ? "" : JSON.stringify(held(sent, reply));
           await this.redis.eval(SETTLE, 1, redisKey, mine, answer, IDEMPOTENT_REPLY_TTL_MS);
         },
       };
     }
     const other = JSON.parse(found) as Held;
-    if (other.body !== bodyDigest) return { state: "other-body" };
+    if (other.body !== sent.body || (other.readAs !== undefined && other.readAs !== readAs)) {
+      return { state: "other-body" };
+    }
     return other.count === undefined ? { state: "in-flight" } : { state: "answered", reply: replyOf(other) };
   }
 }

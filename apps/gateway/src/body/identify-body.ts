@@ -26,12 +26,16 @@ function formOrJson(text: string): TextBody {
   return { value: parseFormBody(text), repeatedCredentials: repeatedBodyCredentials(text, true) };
 }
 
+/** How a body was read: as JSON, or as the text its content type names (a form, NDJSON). */
+export type BodyReading = "json" | "text";
+
 /**
- * The body, its size in bytes and the values of credential fields it named more than once, or
- * why it could not be read.
+ * The body, how it was read, its size in bytes and the values of credential fields it named more
+ * than once, or why it could not be read.
  */
 export type IdentifyBodyRead =
-  { ok: true; value: unknown; bytes: number; repeatedCredentials: unknown[] } | { ok: false; error: unknown };
+  | { ok: true; value: unknown; readAs: BodyReading; bytes: number; repeatedCredentials: unknown[] }
+  | { ok: false; error: unknown };
 
 /** A body still arriving after `ms` is cut off: 408, and the connection closed. */
 function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clear(): void } {
@@ -76,8 +80,14 @@ function usersApiBody(maxBytes: number, textTypes: string[], fromText: (text: st
       const raw = ctx.request.rawBody ?? "";
       const bytes = Buffer.byteLength(raw);
       if (typeof ctx.request.body !== "string" || !ctx.request.is(textTypes))
-        return { ok: true, value: ctx.request.body, bytes, repeatedCredentials: repeatedBodyCredentials(raw, false) };
-      return { ok: true, bytes, ...fromText(ctx.request.body) };
+        return {
+          ok: true,
+          value: ctx.request.body,
+          readAs: "json",
+          bytes,
+          repeatedCredentials: repeatedBodyCredentials(raw, false),
+        };
+      return { ok: true, readAs: "text", bytes, ...fromText(ctx.request.body) };
     } catch (error) {
       if (error instanceof FormBodyError) return { ok: false, error: ApiError.badRequest(error.message) };
       const status = (error as { status?: unknown } | null)?.status;

@@ -211,7 +211,9 @@ const batchResponses = limited(
     ),
     "409": identifyError("A batch with this Idempotency-Key is still being answered; see Retry-After"),
     "413": identifyError("Body larger than 5 MiB"),
-    "422": identifyError("This Idempotency-Key was sent before with another body"),
+    "422": identifyError(
+      "This Idempotency-Key was sent before with another body, or the same text read another way (JSON, NDJSON)",
+    ),
     "500": identifyError("An operation could not be queued; retry with the same Idempotency-Key"),
   },
   usersApiTooMany,

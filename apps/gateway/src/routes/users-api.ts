@@ -4,7 +4,7 @@ import type Koa from "koa";
 import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, parsedObjectBytes, UNVERIFIED } from "../body/body-budget";
-import { OPERATION_BODY, type UsersApiBody } from "../body/identify-body";
+import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
@@ -22,6 +22,8 @@ export interface AuthorizedRequest extends ReceivedRequest {
   body: unknown;
   /** The body's text, decompressed. */
   rawBody: string;
+  /** How the body's text was read. */
+  readAs: BodyReading;
   /** The Idempotency-Key header, when sent. */
   idempotencyKey?: string;
 }
@@ -82,6 +84,7 @@ async function authorize(
     projectId,
     body,
     rawBody: ctx.request.rawBody ?? "",
+    readAs: read.readAs,
     receivedAt,
     bytes: read.bytes,
     ...(idempotencyKey === "" ? {} : { idempotencyKey }),

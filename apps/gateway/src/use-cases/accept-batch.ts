@@ -16,8 +16,9 @@ export type BatchDeps = QueueDeps & Pick<GatewayDeps, "eventDedupWindowMs" | "id
 /** A batch request whose credential is accepted. */
 export interface ReceivedBatch extends ReceivedRequest {
   projectId: number;
-  /** The body's text: a retry with the same Idempotency-Key must send the same. */
+  /** The body's text, and how it was read: a retry with the same Idempotency-Key must send the same, read alike. */
   rawBody: string;
+  readAs: string;
   idempotencyKey?: string;
 }
 
@@ -60,7 +61,12 @@ async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: u
  */
 export async function acceptBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
   if (request.idempotencyKey === undefined) return queueBatch(deps, request, operations);
-  const claim = await deps.idempotentReplies.claim(request.projectId, request.idempotencyKey, request.rawBody);
+  const claim = await deps.idempotentReplies.claim(
+    request.projectId,
+    request.idempotencyKey,
+    request.rawBody,
+    request.readAs,
+  );
   if (claim.state === "answered") return claim.reply;
   if (claim.state === "in-flight") throw new IdempotencyKeyInFlight();
   if (claim.state === "other-body") throw new IdempotencyKeyReused();
