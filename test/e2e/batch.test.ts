@@ -309,6 +309,28 @@ describe("POST /api/v2/batch", () => {
     ).toMatchObject({ status: 413, detail: "body is larger than 256 KiB" });
   });
 
+  it("refuses an operation larger than its single call's body may be, and queues the others", async () => {
+    const project = await createTestProject(stack.db.sql, "oversized");
+    const pad = (bytes: number) => "p".repeat(bytes);
+    const single = JSON.stringify({ id: "s-big", data: { pad: pad(4_900_000) } });
+    expect(await send(`/users/track?auth_token=${project.authToken}`, single)).toMatchObject({ status: 413 });
+    const before = await queuedSoFar();
+    const reply = await batch(project, [
+      { type: "identify", id: "s-big", data: { pad: pad(4_900_000) } },
+      { type: "identify", id: "s-within", data: { pad: pad(200_000) } },
+      { type: "tags", id: "s-within", add: ["small"] },
+    ]);
+    expect(reply).toMatchObject({ status: 200, body: SUCCESS });
+    expect(reply.body.results).toEqual([
+      { status: 400, message: "operation is larger than 256 KiB, the most a single call's body may hold" },
+      SUCCESS,
+      SUCCESS,
+    ]);
+    expect(await queuedSoFar()).toBe(before + 2);
+    expect(await profileWhen(project, "s-within", (profile) => profile !== null)).toMatchObject({ tags: ["small"] });
+    expect((await read(project, "/users/s-big")).status).toBe(404);
+  });
+
   it("takes the credential wherever the users API does, and answers on the .json path and to a preflight", async () => {
     const project = await createTestProject(stack.db.sql, "credentials");
     const body = (id: string) => JSON.stringify({ batch: [{ type: "identify", id }] });

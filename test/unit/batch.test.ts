@@ -1,9 +1,13 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  compactJsonBytesAtMost,
   batchFromLines,
   batchOperations,
   inBatchOrder,
+  isOversizedOperation,
   MAX_BATCH_OPERATIONS,
+  MAX_BODY_BYTES,
   parseBatchOperation,
   problemText,
   type OperationContext,
@@ -104,6 +108,27 @@ describe("an operation of a batch", () => {
     expect(refusal({ type: "reidentify", id: "a" })).toMatch(/^new_id is required/);
     expect(refusal({ type: "delete", id: 2 ** 60 })).toMatch(/^id must be sent as a string/);
     expect(refusal({ type: "identify", id: "u", data: { text: "\u0000" } })).toMatch(/U\+0000/);
+  });
+
+  it("is oversized past its single call's body limit, written as compact JSON", () => {
+    const withPad = (bytes: number) => ({ type: "identify", id: "u", data: { pad: "p".repeat(bytes) } });
+    const frame = JSON.stringify(withPad(0)).length;
+    expect(isOversizedOperation(withPad(MAX_BODY_BYTES - frame))).toBe(false);
+    expect(isOversizedOperation(withPad(MAX_BODY_BYTES - frame + 1))).toBe(true);
+    // Bytes, not characters: "é" is two.
+    expect(isOversizedOperation({ type: "identify", id: "u", data: { pad: "é".repeat(MAX_BODY_BYTES / 2) } })).toBe(
+      true,
+    );
+  });
+
+  it("is counted without being written, never smaller than its compact JSON", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ stringUnit: "binary", maxDepth: 2 }), (value) => {
+        expect(compactJsonBytesAtMost(value)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+      }),
+    );
+    const escapes = ["\u0000", -2.2250738585072014e-308, false, { "\ud800": '\u001f"' }];
+    expect(compactJsonBytesAtMost(escapes)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(escapes)));
   });
 
   it("names its type, and is a JSON object", () => {

@@ -1,7 +1,7 @@
 import type { tags } from "typia";
 import type { Parsed, TrackBody } from "./events";
-import type { IdentifyBody } from "./identify";
-import { jsonObjectFields } from "./json";
+import { MAX_BODY_BYTES, type IdentifyBody } from "./identify";
+import { compactJsonBytesAtMost, jsonObjectFields } from "./json";
 import {
   OPERATION_TYPES,
   parseOperation,
@@ -88,6 +88,17 @@ export function batchOperations(body: unknown): Parsed<unknown[]> {
 const isOperationType = (type: unknown): type is OperationType => OPERATION_TYPES.includes(type as OperationType);
 const TYPES_TEXT = OPERATION_TYPES.map((type) => JSON.stringify(type)).join(", ");
 
+/**
+ * Whether an operation (read, so nested within bounds), written as compact JSON, is larger than
+ * its single call's body may be: a batch holds each operation to its single call's limits.
+ * Counted without writing it first, for nearly every operation is far below the limit.
+ */
+export function isOversizedOperation(item: unknown): boolean {
+  return compactJsonBytesAtMost(item) > MAX_BODY_BYTES && Buffer.byteLength(JSON.stringify(item)) > MAX_BODY_BYTES;
+}
+
+const OVERSIZED = `operation is larger than ${MAX_BODY_BYTES / 1024} KiB, the most a single call's body may hold`;
+
 /** One operation of a batch, read by the reader of its single call, or the problems that refuse it. */
 export function parseBatchOperation(item: unknown, context: OperationContext): Parsed<QueuedOperation> {
   if (item instanceof UnreadableLine) {
@@ -99,7 +110,10 @@ export function parseBatchOperation(item: unknown, context: OperationContext): P
     const message = `type ${fields.type === undefined ? "is required and " : ""}must be one of ${TYPES_TEXT}`;
     return { ok: false, problems: [{ path: "type", message }] };
   }
-  return parseOperation(fields.type, fields, context);
+  const parsed = parseOperation(fields.type, fields, context);
+  return parsed.ok && isOversizedOperation(fields)
+    ? { ok: false, problems: [{ path: "", message: OVERSIZED }] }
+    : parsed;
 }
 
 /** The profiles an operation changes, by key: an operation of one of them is ordered with the others. */

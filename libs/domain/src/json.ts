@@ -48,6 +48,25 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   return false;
 }
 
+/**
+ * The most bytes `value` (parsed JSON, nested no deeper than MAX_JSON_DEPTH) can take written as
+ * compact JSON, counted without writing it: 6 a UTF-16 unit of a string or key (an escape such
+ * as \u0000 is the longest), 24 a number, 5 a literal, and the punctuation.
+ */
+export function compactJsonBytesAtMost(value: unknown): number {
+  if (typeof value === "string") return 6 * value.length + 2;
+  if (typeof value === "number") return 24;
+  if (value === null || typeof value !== "object") return 5;
+  let bytes = 2;
+  if (Array.isArray(value)) {
+    for (const item of value) bytes += compactJsonBytesAtMost(item) + 1;
+    return bytes;
+  }
+  for (const key in value)
+    bytes += 6 * key.length + 4 + compactJsonBytesAtMost((value as Record<string, unknown>)[key]);
+  return bytes;
+}
+
 /** Why Postgres text cannot hold this text ("must not …"), or null. */
 export function unstorableText(text: string): string | null {
   if (text.includes("\u0000")) return "must not contain the character U+0000";
