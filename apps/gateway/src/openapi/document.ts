@@ -424,8 +424,9 @@ export const openApiDocument = {
         "Each operation is `{type, …the body of its single call}`, `type` one of `identify`, `track`, `edit`, " +
         "`tags`, `unsubscribe`, `resubscribe`, `reidentify`, `delete`, and is read on its own: the valid ones are " +
         "queued, the others answered 400 with the reason, in `results`. Operations of one user apply in their order " +
-        "in the batch, after every request answered before it and before every request sent after its answer. With an `Idempotency-Key` header, a retry of the batch within 7 days gets the same answer and " +
-        "queues nothing again.",
+        "in the batch, after every request answered before it and before every request sent after its answer. " +
+        "With an `Idempotency-Key` header, a retry of the batch within 7 days gets the same answer and queues " +
+        "nothing again.",
       schema: batchBody,
       example: {
         batch: [
