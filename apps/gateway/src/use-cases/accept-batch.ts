@@ -22,9 +22,15 @@ export interface ReceivedBatch extends ReceivedRequest {
   idempotencyKey?: string;
 }
 
-/** Resolves once the clock is past `t`: a request received after that is stamped later than `t`. */
-async function clockPast(t: number): Promise<void> {
-  while (Date.now() <= t) await sleep(t + 1 - Date.now());
+/**
+ * Resolves once the clock is past `t`, so that a request received after that is stamped later
+ * than `t`; or after `atMostMs`, whatever the clock says, should it be set back meanwhile.
+ */
+async function clockPast(t: number, atMostMs: number): Promise<void> {
+  const giveUp = performance.now() + atMostMs;
+  while (Date.now() <= t && performance.now() < giveUp) {
+    await sleep(Math.min(t + 1 - Date.now(), giveUp - performance.now()));
+  }
 }
 
 /**
@@ -48,7 +54,7 @@ async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: u
   );
   const failed = written.find((write) => write.status === "rejected");
   if (failed !== undefined) throw failed.reason;
-  await clockPast(ordered.lastStamp);
+  await clockPast(ordered.lastStamp, ordered.lastStamp + 1 - receivedAt);
   const results = parsed.map((result): IdentifyReply =>
     result.ok ? ACCEPTED : { status: 400, message: problemText(result.problems).slice(0, MAX_REASON_LENGTH) },
   );
