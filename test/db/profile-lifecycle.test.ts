@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -6,6 +7,7 @@ import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation 
 import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
 import { applyRetention } from "../../apps/worker/src/features/retention";
+import { storeTrackedEvents } from "../../apps/worker/src/features/store-tracked-events";
 import { REDIS_URL } from "../support/env";
 import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
@@ -351,5 +353,26 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       await queue.close();
       redis.disconnect();
     }
+  });
+  it("gives a profile a tracked event made the identify, edit and tags applied after the event, though stamped around it", async () => {
+    // A batch's track and its user's operations go in jobs of two queues, applied in either order:
+    // the track's job first makes the profile, the operations land on it when their job is applied.
+    const p = await newProject();
+    const track = { projectId: p.id, key: "", userId: "a", eventId: randomUUID(), name: "Signed up", data: null };
+    await storeTrackedEvents(stores, [{ ...track, t: 2, receivedAt: 4 }]);
+    expect(await read(p.id, "a")).toMatchObject({ email: null, data: {}, tags: [], event_count: 1 });
+
+    await applyProfileOperations(stores, [
+      p.identify("a", 1, { email: "a@example.com", data: { plan: "free" } }),
+      p.edit("a", 3, { plan: "pro" }),
+      p.tags("a", 4, ["vip", "beta"]),
+    ]);
+    expect(await read(p.id, "a")).toMatchObject({
+      email: "a@example.com",
+      data: { plan: "pro" },
+      tags: ["beta", "vip"],
+      event_count: 1,
+      created_at: new Date(1).toISOString(),
+    });
   });
 });
