@@ -6,6 +6,7 @@ import type { ProfileOperation } from "@cm/domain";
 import { addIdentifyBatch } from "@cm/queue";
 import type { Histogram } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
 import { MicroBatcher } from "../../apps/gateway/src/micro-batcher";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
@@ -334,6 +335,35 @@ describe("Idempotency-Key", () => {
     });
   });
 
+  it("keeps a project's newest keys only: past its bound, the oldest are forgotten", async () => {
+    const project = await createTestProject(stack.db.sql, "bounded");
+    const other = await createTestProject(stack.db.sql, "bounded-other");
+    const { redis } = gateway.deps;
+    const prefix = stack.config.queuePrefix;
+    const bounded = new IdempotentReplies(redis, prefix, 3);
+    const server = await listen(createApp({ ...gateway.deps, idempotentReplies: bounded }));
+    const keyed = (to: TestProject, n: number) =>
+      batch(to, operations(`bounded-${n}`), { "idempotency-key": `bounded-${n}` }, urlOf(server));
+    try {
+      expect((await keyed(other, 0)).status).toBe(200);
+      for (let n = 0; n < 5; n++) expect((await keyed(project, n)).status).toBe(200);
+
+      // The newest three still answer a retry; the two oldest were forgotten, and are queued again.
+      const before = await queuedSoFar();
+      for (const n of [2, 3, 4]) expect((await keyed(project, n)).body.results?.[0]).toEqual(SUCCESS);
+      expect(await queuedSoFar()).toBe(before);
+      expect((await keyed(project, 0)).status).toBe(200);
+      expect(await queuedSoFar()).toBe(before + 2);
+      // Another project's keys count against its own bound only.
+      expect((await keyed(other, 0)).status).toBe(200);
+      expect(await queuedSoFar()).toBe(before + 2);
+      expect(await redis.keys(`${prefix}:batch-replies:{${project.id}}:*`)).toHaveLength(3);
+      expect(await redis.zcard(`${prefix}:batch-replies:{${project.id}}`)).toBe(3);
+    } finally {
+      server.close();
+    }
+  });
+
   it("answers 409 to a retry while the first request is still being answered", async () => {
     const project = await createTestProject(stack.db.sql, "in-flight");
     let release = () => {};
@@ -351,7 +381,7 @@ describe("Idempotency-Key", () => {
       const first = batch(project, operations("held"), key, urlOf(server));
       const redis = gateway.deps.redis;
       await waitFor("the key claimed", async () =>
-        (await redis.keys(`${stack.config.queuePrefix}:batch-replies:${project.id}:*`)).length > 0 ? true : undefined,
+        (await redis.keys(`${stack.config.queuePrefix}:batch-replies:{${project.id}}:*`)).length > 0 ? true : undefined,
       );
       expect(await batch(project, operations("held"), key)).toMatchObject({
         status: 409,

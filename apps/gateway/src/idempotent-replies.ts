@@ -11,11 +11,27 @@ export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
  */
 export const IN_FLIGHT_TTL_MS = 60_000;
 
-/** Sets the key to ARGV[1] unless it is set; returns what it held. */
+/**
+ * Sets the key KEYS[1] (the project's KEYS[2] followed by ':' and ARGV[3]) to ARGV[1] for ARGV[2]
+ * ms unless it is set; returns what it held. A key set is added to the project's index KEYS[2],
+ * scored by the time ARGV[4]: past ARGV[5] keys, the oldest are forgotten, and those older than
+ * ARGV[6] ms have expired already. The index lives as long as its newest key.
+ */
 const CLAIM = `
 local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local now = tonumber(ARGV[4])
+redis.call('ZADD', KEYS[2], now, ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
+if over > 0 then
+  for _, forgotten in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
+    redis.call('DEL', KEYS[2] .. ':' .. forgotten)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return false
 `;
 
@@ -70,19 +86,36 @@ const digest = (text: string) => hash("sha256", text, "base64url");
 /**
  * Batch answers by Idempotency-Key, per project, in Redis: a retry of a batch gets the answer the
  * first request got, and queues nothing again. Keys may hold anything a client chose (ids,
- * emails), so they and the bodies are kept as SHA-256 digests only.
+ * emails), so they and the bodies are kept as SHA-256 digests only. A project keeps at most
+ * `keysPerProject` keys, its oldest forgotten first: one client's keys never fill Redis for all.
+ * A project's keys and their index share a hash tag, so the script that trims them runs on a
+ * Redis Cluster too.
  */
 export class IdempotentReplies {
   constructor(
     private readonly redis: Redis,
     private readonly keyPrefix: string,
+    private readonly keysPerProject: number,
   ) {}
 
   async claim(projectId: number, key: string, body: string): Promise<Claim> {
-    const redisKey = `${this.keyPrefix}:batch-replies:${projectId}:${digest(key)}`;
+    const index = `${this.keyPrefix}:batch-replies:{${projectId}}`;
+    const keyDigest = digest(key);
+    const redisKey = `${index}:${keyDigest}`;
     const bodyDigest = digest(body);
     const mine = JSON.stringify({ body: bodyDigest, claim: randomUUID() } satisfies Held);
-    const found = (await this.redis.eval(CLAIM, 1, redisKey, mine, IN_FLIGHT_TTL_MS)) as string | null;
+    const found = (await this.redis.eval(
+      CLAIM,
+      2,
+      redisKey,
+      index,
+      mine,
+      IN_FLIGHT_TTL_MS,
+      keyDigest,
+      Date.now(),
+      this.keysPerProject,
+      IDEMPOTENT_REPLY_TTL_MS,
+    )) as string | null;
     if (found === null) {
       return {
         state: "claimed",
