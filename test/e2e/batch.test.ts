@@ -364,6 +364,22 @@ describe("Idempotency-Key", () => {
     }
   });
 
+  it("keeps no answer for a key forgotten while its batch was answered", async () => {
+    const project = await createTestProject(stack.db.sql, "bounded-in-flight");
+    const { redis } = gateway.deps;
+    const prefix = stack.config.queuePrefix;
+    const bounded = new IdempotentReplies(redis, prefix, 2);
+    const reply = { ...SUCCESS, results: [SUCCESS] };
+    const slow = await bounded.claim(project.id, "slow", "body");
+    for (const key of ["newer-1", "newer-2"]) {
+      const claim = await bounded.claim(project.id, key, "body");
+      if (claim.state === "claimed") await claim.settle(reply);
+    }
+    if (slow.state === "claimed") await slow.settle(reply);
+    expect(await redis.keys(`${prefix}:batch-replies:{${project.id}}:*`)).toHaveLength(2);
+    expect((await bounded.claim(project.id, "slow", "body")).state).toBe("claimed");
+  });
+
   it("answers 409 to a retry while the first request is still being answered", async () => {
     const project = await createTestProject(stack.db.sql, "in-flight");
     let release = () => {};

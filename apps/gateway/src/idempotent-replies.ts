@@ -35,10 +35,14 @@ redis.call('PEXPIRE', KEYS[2], ARGV[6])
 return false
 `;
 
-/** Replaces the key's value if it still is ARGV[1] (or expired): with ARGV[2] for ARGV[3] ms, or deleted without it. */
+/**
+ * Replaces the key's value if it still is ARGV[1]: with ARGV[2] for ARGV[3] ms, or deleted
+ * without it. A claim forgotten meanwhile (expired, or its project's oldest past the bound)
+ * stays forgotten: kept again, it would be outside the project's index and bound.
+ */
 const SETTLE = `
 local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
+if held ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
