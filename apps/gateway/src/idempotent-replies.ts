@@ -13,25 +13,24 @@ export const IN_FLIGHT_TTL_MS = 60_000;
 
 /**
  * Sets the key KEYS[1] (the project's KEYS[2] followed by ':' and ARGV[3]) to ARGV[1] for ARGV[2]
- * ms unless it is set; returns what it held. A key set is added to the project's index KEYS[2],
- * scored by the time ARGV[4]: past ARGV[5] keys, the oldest are forgotten, and those older than
- * ARGV[6] ms have expired already. The index lives as long as its newest key.
+ * ms unless it is set; returns what it held. A key set joins the project's index KEYS[2] as its
+ * newest (scored one past the newest, so that keys set within one millisecond keep their order):
+ * past ARGV[4] keys, the oldest are forgotten. The index lives ARGV[5] ms past its newest key.
  */
 const CLAIM = `
 local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-local now = tonumber(ARGV[4])
-redis.call('ZADD', KEYS[2], now, ARGV[3])
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[5])
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
+redis.call('ZADD', KEYS[2], (tonumber(newest) or 0) + 1, ARGV[3])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
 if over > 0 then
   for _, forgotten in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
     redis.call('DEL', KEYS[2] .. ':' .. forgotten)
   end
   redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return false
 `;
 
@@ -116,7 +115,6 @@ export class IdempotentReplies {
       mine,
       IN_FLIGHT_TTL_MS,
       keyDigest,
-      Date.now(),
       this.keysPerProject,
       IDEMPOTENT_REPLY_TTL_MS,
     )) as string | null;
