@@ -6,6 +6,7 @@ import type { ProfileOperation } from "@cm/domain";
 import { addIdentifyBatch } from "@cm/queue";
 import type { Histogram } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
 import { MicroBatcher } from "../../apps/gateway/src/micro-batcher";
 import { createTestProject, type TestProject } from "../support/project";
 import { drained } from "../support/queue";
@@ -440,6 +441,51 @@ describe("Idempotency-Key", () => {
     await redis.set(kept as string, JSON.stringify(previousRelease), "KEEPTTL");
     expect((await send(path, text, { ...NDJSON_TYPE, ...key })).body.results).toEqual([SUCCESS]);
     expect(await queuedSoFar()).toBe(before);
+  });
+
+  it("keeps a project's newest keys only: past its bound, the oldest are forgotten", async () => {
+    const project = await createTestProject(stack.db.sql, "bounded");
+    const other = await createTestProject(stack.db.sql, "bounded-other");
+    const { redis } = gateway.deps;
+    const prefix = stack.config.queuePrefix;
+    const bounded = new IdempotentReplies(redis, prefix, 3);
+    const server = await listen(createApp({ ...gateway.deps, idempotentReplies: bounded }));
+    const keyed = (to: TestProject, n: number) =>
+      batch(to, operations(`bounded-${n}`), { "idempotency-key": `bounded-${n}` }, urlOf(server));
+    try {
+      expect((await keyed(other, 0)).status).toBe(200);
+      for (let n = 0; n < 5; n++) expect((await keyed(project, n)).status).toBe(200);
+
+      // The newest three still answer a retry; the two oldest were forgotten, and are queued again.
+      const before = await queuedSoFar();
+      for (const n of [2, 3, 4]) expect((await keyed(project, n)).body.results?.[0]).toEqual(SUCCESS);
+      expect(await queuedSoFar()).toBe(before);
+      expect((await keyed(project, 0)).status).toBe(200);
+      expect(await queuedSoFar()).toBe(before + 2);
+      // Another project's keys count against its own bound only.
+      expect((await keyed(other, 0)).status).toBe(200);
+      expect(await queuedSoFar()).toBe(before + 2);
+      expect(await redis.keys(`${prefix}:batch-replies:${project.id}:*`)).toHaveLength(3);
+      expect(await redis.zcard(`${prefix}:batch-replies:${project.id}`)).toBe(3);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("keeps no answer for a key forgotten while its batch was answered", async () => {
+    const project = await createTestProject(stack.db.sql, "bounded-in-flight");
+    const { redis } = gateway.deps;
+    const prefix = stack.config.queuePrefix;
+    const bounded = new IdempotentReplies(redis, prefix, 2);
+    const reply = { ...SUCCESS, results: [SUCCESS] };
+    const slow = await bounded.claim(project.id, "slow", "body");
+    for (const key of ["newer-1", "newer-2"]) {
+      const claim = await bounded.claim(project.id, key, "body");
+      if (claim.state === "claimed") await claim.settle(reply);
+    }
+    if (slow.state === "claimed") await slow.settle(reply);
+    expect(await redis.keys(`${prefix}:batch-replies:${project.id}:*`)).toHaveLength(2);
+    expect((await bounded.claim(project.id, "slow", "body")).state).toBe("claimed");
   });
 
   it("answers 409 to a retry while the first request is still being answered", async () => {

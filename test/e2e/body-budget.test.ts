@@ -3,8 +3,11 @@ import { request, type ClientRequest, type IncomingMessage } from "node:http";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { childEnv } from "../support/env";
+import { startChild } from "../support/processes";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
 
 // A gateway holds at most BODY_BYTES_IN_FLIGHT of request bodies at once (here its minimum,
 // 256 KiB); a request past it is turned away before its body is read.
@@ -209,5 +212,51 @@ describe("bodies that would starve the others", () => {
     expect(await track(attacked.project.authToken, { id: "query", data: { blob: "q".repeat(200_000) } })).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await inBody(99)).toBe(200);
+  });
+});
+
+describe("what a body costs before it is parsed", () => {
+  const JSON_TYPE = { "content-type": "application/json" };
+  /** A 5 MiB batch body of arrays nested each in the one before, under `auth_token`. */
+  const nestedArrays = (authToken: string) => {
+    const open = `{"auth_token":${JSON.stringify(authToken)},"batch":`;
+    const levels = Math.floor((5 * 1024 * 1024 - open.length - 1) / 2);
+    return `${open}${"[".repeat(levels)}${"]".repeat(levels)}}`;
+  };
+  const postBatch = async (origin: string, body: string) => {
+    const response = await fetch(`${origin}/api/v2/batch`, { method: "POST", headers: JSON_TYPE, body });
+    return { status: response.status, detail: response.headers.get("x-error-detail") };
+  };
+
+  it("refuses a bad token in the body before parsing it: the gateway's peak memory stays far below what parsing takes", async () => {
+    // Parsing one such body builds 2.6 million arrays, about 160 MiB; reading it takes about 15.
+    const env = childEnv(
+      { ...stack.config, port: 0, logLevel: "info" },
+      { UNVERIFIED_BODY_BYTES_PER_SECOND: "67108864" },
+    );
+    const gateway = startChild("apps/gateway/dist/main.js", env);
+    try {
+      const origin = await waitFor(
+        "the gateway to listen",
+        async () => /"url":"(http:[^"]+)"/.exec(gateway.output())?.[1],
+      );
+      const peakMiB = () =>
+        Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${gateway.child.pid}/status`, "utf8"))?.[1]) / 1024;
+      const bogus = nestedArrays("cmt_1_bogus");
+      expect((await postBatch(origin, bogus)).status).toBe(401);
+      const before = peakMiB();
+      for (let n = 0; n < 2; n++) expect((await postBatch(origin, bogus)).status).toBe(401);
+      expect(peakMiB() - before).toBeLessThan(64);
+    } finally {
+      gateway.child.kill("SIGKILL");
+      await gateway.exited;
+    }
+  });
+
+  it("refuses a body nested deeper than any operation may be before parsing it, with the credential in it", async () => {
+    expect(await postBatch(base.origin, nestedArrays(stack.project.authToken))).toEqual({
+      status: 400,
+      detail: "JSON must not nest deeper than 32 levels",
+    });
   });
 });

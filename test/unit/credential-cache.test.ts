@@ -107,13 +107,26 @@ describe("CredentialCache lookups of tokens it does not know", () => {
         .every((r) => (r as PromiseRejectedResult).reason instanceof CredentialLookupsThrottled),
     ).toBe(true);
     expect(store.calls).toBe(3);
-    // Its verdict expired while a flood has used up the lookups: the last verdict still answers.
-    now = 1500;
-    await Promise.allSettled(Array.from({ length: 5 }, (_, n) => cache.verify(`again-${n}`)));
-    const calls = store.calls;
-    expect(await cache.verify("good")).toEqual(CREDENTIAL);
-    expect(store.calls).toBe(calls);
     now = 3000;
     expect(await cache.verify("random-new")).toBeNull();
+  });
+
+  it("refreshes a valid verdict whatever the flood: a revoked credential stops within ttlMs", async () => {
+    const store = fakeStore();
+    let now = 0;
+    const cache = new CredentialCache(store.lookup, { lookupsPerSecond: 3, ttlMs: 1000 }, () => now);
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    store.known.delete("good");
+    for (const at of [999, 1000]) {
+      now = at;
+      // Random tokens use up the lookups just before the verdict is due.
+      await Promise.allSettled(Array.from({ length: 5 }, (_, n) => cache.verify(`random-${at}-${n}`)));
+      await expect(cache.verify(`random-${at}`)).rejects.toBeInstanceOf(CredentialLookupsThrottled);
+    }
+    expect(await cache.verify("good")).toBeNull();
+    // Now unknown, the revoked token waits its turn as any unknown one does.
+    now = 6000;
+    await Promise.allSettled(Array.from({ length: 5 }, (_, n) => cache.verify(`late-${n}`)));
+    await expect(cache.verify("good")).rejects.toBeInstanceOf(CredentialLookupsThrottled);
   });
 });

@@ -97,7 +97,7 @@ export function gatewayDeps(config: Config, logger: Logger, redis: Redis, sql: S
       (size) => metrics.eventBatchSize.observe(size),
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
-    idempotentReplies: new IdempotentReplies(redis, config.queuePrefix),
+    idempotentReplies: new IdempotentReplies(redis, config.queuePrefix, config.batchIdempotencyKeysPerProject),
     bodyBudget: new BodyBudget(config.bodyBytesInFlight),
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     unverifiedBodyBytes: new TokenBucket(config.unverifiedBodyBytesPerSecond, config.unverifiedBodyBytesPerSecond),

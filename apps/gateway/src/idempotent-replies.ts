@@ -11,18 +11,37 @@ export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
  */
 export const IN_FLIGHT_TTL_MS = 60_000;
 
-/** Sets the key to ARGV[1] unless it is set; returns what it held. */
+/**
+ * Sets the key KEYS[1] (the project's KEYS[2] followed by ':' and ARGV[3]) to ARGV[1] for ARGV[2]
+ * ms unless it is set; returns what it held. A key set joins the project's index KEYS[2] as its
+ * newest (scored one past the newest, so that keys set within one millisecond keep their order):
+ * past ARGV[4] keys, the oldest are forgotten. The index lives ARGV[5] ms past its newest key.
+ */
 const CLAIM = `
 local held = redis.call('GET', KEYS[1])
 if held then return held end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local newest = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]
+redis.call('ZADD', KEYS[2], (tonumber(newest) or 0) + 1, ARGV[3])
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[4])
+if over > 0 then
+  for _, forgotten in ipairs(redis.call('ZRANGE', KEYS[2], 0, over - 1)) do
+    redis.call('DEL', KEYS[2] .. ':' .. forgotten)
+  end
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, over - 1)
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return false
 `;
 
-/** Replaces the key's value if it still is ARGV[1] (or expired): with ARGV[2] for ARGV[3] ms, or deleted without it. */
+/**
+ * Replaces the key's value if it still is ARGV[1]: with ARGV[2] for ARGV[3] ms, or deleted
+ * without it. A claim forgotten meanwhile (expired, or its project's oldest past the bound)
+ * stays forgotten: kept again, it would be outside the project's index and bound.
+ */
 const SETTLE = `
 local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
+if held ~= ARGV[1] then return 0 end
 if ARGV[2] == '' then return redis.call('DEL', KEYS[1]) end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return 1
@@ -72,19 +91,36 @@ const digest = (text: string) => hash("sha256", text, "base64url");
 /**
  * Batch answers by Idempotency-Key, per project, in Redis: a retry of a batch gets the answer the
  * first request got, and queues nothing again. Keys may hold anything a client chose (ids,
- * emails), so they and the bodies are kept as SHA-256 digests only.
+ * emails), so they and the bodies are kept as SHA-256 digests only. A project keeps at most
+ * `keysPerProject` keys, its oldest forgotten first: one client's keys never fill Redis for all.
+ * The keys keep the names the previous release gives them, with no hash tag: the script that
+ * trims a project's keys runs on one Redis, not across a Redis Cluster's slots.
  */
 export class IdempotentReplies {
   constructor(
     private readonly redis: Redis,
     private readonly keyPrefix: string,
+    private readonly keysPerProject: number,
   ) {}
 
   async claim(projectId: number, key: string, body: string, readAs: string): Promise<Claim> {
-    const redisKey = `${this.keyPrefix}:batch-replies:${projectId}:${digest(key)}`;
+    // The names the previous release gives its keys, so that a retry across a rolling update is answered.
+    const index = `${this.keyPrefix}:batch-replies:${projectId}`;
+    const keyDigest = digest(key);
+    const redisKey = `${index}:${keyDigest}`;
     const sent = { body: digest(body), readAs };
     const mine = JSON.stringify({ ...sent, claim: randomUUID() } satisfies Held);
-    const found = (await this.redis.eval(CLAIM, 1, redisKey, mine, IN_FLIGHT_TTL_MS)) as string | null;
+    const found = (await this.redis.eval(
+      CLAIM,
+      2,
+      redisKey,
+      index,
+      mine,
+      IN_FLIGHT_TTL_MS,
+      keyDigest,
+      this.keysPerProject,
+      IDEMPOTENT_REPLY_TTL_MS,
+    )) as string | null;
     if (found === null) {
       return {
         state: "claimed",

@@ -45,6 +45,8 @@ export interface Config {
    * (it is in the body): reading and parsing them is CPU spent for anyone, so it is bounded.
    */
   unverifiedBodyBytesPerSecond: number & tags.Type<"uint32"> & tags.Minimum<262144>;
+  /** Batch Idempotency-Keys one project keeps in Redis; past it, its oldest are forgotten. */
+  batchIdempotencyKeysPerProject: number & tags.Type<"uint32"> & tags.Minimum<1>;
   /** A users-API body still arriving after this long is cut off (408, connection closed). */
   bodyReadTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /**
@@ -119,6 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
     bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
     bodyReadTimeoutMs: numberOr(env.BODY_READ_TIMEOUT_MS, 10_000),
+    batchIdempotencyKeysPerProject: numberOr(env.BATCH_IDEMPOTENCY_KEYS_PER_PROJECT, 100_000),
     unverifiedBodyBytesPerSecond: numberOr(env.UNVERIFIED_BODY_BYTES_PER_SECOND, 8 * 1024 * 1024),
     shutdownDelayMs: numberOr(env.SHUTDOWN_DELAY_MS, 0),
     metricsPort: numberOr(env.METRICS_PORT, 9464),

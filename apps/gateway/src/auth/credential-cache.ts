@@ -12,15 +12,19 @@ export interface CredentialCacheOptions {
   ttlMs: number;
   /** Unknown tokens are remembered for less time, so a new credential works quickly. */
   negativeTtlMs: number;
-  /** While the store is unreachable, an expired verdict younger than this still answers. */
+  /**
+   * While the store is unreachable (and only then), an expired verdict younger than this still
+   * answers: a revoked credential may work that long during an outage of the store.
+   */
   staleMs: number;
   /** Verdicts kept of tokens that name a credential... */
   maxEntries: number;
   /** ...and, apart, of tokens that name none: random tokens never push a valid verdict out. */
   maxUnknownEntries: number;
   /**
-   * Lookups of tokens not in the cache, per second: a flood of random tokens would otherwise
-   * reach Postgres at line rate. Known tokens keep answering from the cache meanwhile.
+   * Lookups of tokens with no valid verdict, per second: a flood of random tokens would otherwise
+   * reach Postgres at line rate. A valid verdict's refresh is never held back by it: a revoked
+   * credential stops within ttlMs whatever the flood.
    */
   lookupsPerSecond: number;
 }
@@ -44,7 +48,8 @@ const DEFAULTS: CredentialCacheOptions = {
  * is not kept), and concurrent requests with the same token share one lookup. Valid verdicts
  * and unknown ones are kept in maps of their own, each bounded, oldest out: a flood of random
  * tokens (the identify token sits in web pages, so anyone can send look-alikes) fills only the
- * second, and a quiet tenant's verdict keeps answering, stale if lookups are throttled.
+ * second, and the lookup limit never applies to refreshing a valid verdict (at most maxEntries
+ * lookups per ttlMs), so a revoke takes effect within ttlMs.
  */
 export class CredentialCache {
   private readonly valid = new Map<string, Entry>();
@@ -73,8 +78,8 @@ export class CredentialCache {
 
     let pending = this.inFlight.get(cacheKey);
     if (pending === undefined) {
-      if (!this.lookups.tryTake()) {
-        if (entry !== undefined && this.now() - entry.checkedAt < this.options.staleMs) return entry.credential;
+      const known = entry !== undefined && entry.credential !== null;
+      if (!known && !this.lookups.tryTake()) {
         throw new CredentialLookupsThrottled("too many unknown tokens looked up lately");
       }
       pending = this.lookup(token).finally(() => this.inFlight.delete(cacheKey));

@@ -54,7 +54,7 @@ export class BodyBudget {
   }
 }
 
-/** One request's hold on the budget: taken before its body is read, grown once it is parsed, released when answered. */
+/** One request's hold on the budget: taken before its body is read, grown before it is parsed, released when answered. */
 export class BodyReservation {
   private bytes = 0;
 
@@ -92,9 +92,10 @@ export function declaredBodyBytes(ctx: Koa.Context, maxBytes = MAX_BODY_BYTES): 
 }
 
 /**
- * What parsing a body's text will cost besides the text itself: its objects and arrays (a
- * 256 KiB body of `{}` parses into 1.3 MB of objects). Counted by their opening characters,
- * those in strings included: an overestimate, never an underestimate.
+ * What parsing a form's text (or JSON sent as one) will cost besides the text itself: its objects
+ * and arrays (a 256 KiB body of `{}` parses into 1.3 MB of objects). Counted by their opening
+ * characters, those in strings included: an overestimate, never an underestimate. JSON bodies
+ * are counted by scanJson, which skips their strings.
  */
 export function parsedObjectBytes(raw: string): number {
   let objects = 0;

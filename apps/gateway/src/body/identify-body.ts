@@ -1,41 +1,98 @@
-import { bodyParser } from "@koa/bodyparser";
-import { batchFromLines, MAX_BATCH_BODY_BYTES, MAX_BODY_BYTES } from "@cm/domain";
+import { parse as parseJsonSafely } from "@hapi/bourne";
+import { batchFromLines, MAX_BATCH_BODY_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@cm/domain";
+import coBody from "co-body";
 import type Koa from "koa";
-import { repeatedBodyCredentials } from "../auth/repeated-credentials";
+import { IDENTIFY_CREDENTIAL_FIELDS, repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
+import { BYTES_PER_PARSED_OBJECT, parsedObjectBytes } from "./body-budget";
 import { FormBodyError, parseFormBody } from "./form";
+import { scanJson } from "./json-scan";
 
 const FORM = "application/x-www-form-urlencoded";
 const NDJSON = ["application/x-ndjson", "application/jsonl"];
 
-/** A body read as text: its value, and the credentials it names more than once (repeatedBodyCredentials). */
-type TextBody = { value: unknown; repeatedCredentials: unknown[] };
+/** A body parsed, and the values of credential fields it named more than once (repeatedBodyCredentials). */
+type ParsedBody = { ok: true; value: unknown; repeatedCredentials: unknown[] } | { ok: false; error: unknown };
+
+/** What a body's text tells before it is parsed, and how to parse it. */
+interface TextBody {
+  /** What parsing it costs besides the text: its objects and arrays. */
+  parsedBytes: number;
+  /**
+   * Every value the body gives a credential field, found without parsing it; null when only
+   * parsing tells (a form).
+   */
+  credentials: unknown[] | null;
+  parse(): ParsedBody;
+}
+
+/** JSON, as co-body read it: an empty body is the empty string, a `__proto__` key is refused. */
+function parseJson(text: string): unknown {
+  try {
+    return text === "" ? text : (parseJsonSafely(text, { protoAction: "error" }) as unknown);
+  } catch {
+    throw ApiError.badRequest("body is not valid JSON");
+  }
+}
+
+/**
+ * A JSON body (or NDJSON, one a line), parsed by `parse`: its cost and its credential fields'
+ * values are known from one pass over its text, and a body nested deeper than `maxDepth` is
+ * refused unparsed (no operation may nest deeper than MAX_JSON_DEPTH).
+ */
+function jsonText(
+  text: string,
+  maxDepth: number,
+  credentialFields: readonly string[],
+  parse: (text: string) => unknown,
+): TextBody {
+  const scan = scanJson(text, credentialFields);
+  if (scan.depth > maxDepth) {
+    const error = ApiError.badRequest(`JSON must not nest deeper than ${MAX_JSON_DEPTH} levels`);
+    return { parsedBytes: 0, credentials: scan.values, parse: () => ({ ok: false, error }) };
+  }
+  return {
+    parsedBytes: scan.objects * BYTES_PER_PARSED_OBJECT,
+    credentials: scan.values,
+    parse: () => {
+      try {
+        return { ok: true, value: parse(text), repeatedCredentials: [] };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    },
+  };
+}
 
 /**
  * JSON sent with a form content type (`curl -d` without `-H`, PHP's curl with a string body)
  * was read as JSON before forms were read as forms, and still is: no form starts with "{".
  */
-function formOrJson(text: string): TextBody {
+function formOrJson(text: string): ParsedBody {
   if (text.trimStart().startsWith("{")) {
     try {
-      return { value: JSON.parse(text) as unknown, repeatedCredentials: repeatedBodyCredentials(text, false) };
+      return {
+        ok: true,
+        value: JSON.parse(text) as unknown,
+        repeatedCredentials: repeatedBodyCredentials(text, false),
+      };
     } catch {
       // Not JSON after all: read as the form it says it is.
     }
   }
-  return { value: parseFormBody(text), repeatedCredentials: repeatedBodyCredentials(text, true) };
+  try {
+    return { ok: true, value: parseFormBody(text), repeatedCredentials: repeatedBodyCredentials(text, true) };
+  } catch (error) {
+    return { ok: false, error: error instanceof FormBodyError ? ApiError.badRequest(error.message) : error };
+  }
 }
 
 /** How a body was read: as JSON, or as the text its content type names (a form, NDJSON). */
 export type BodyReading = "json" | "text";
 
-/**
- * The body, how it was read, its size in bytes and the values of credential fields it named more
- * than once, or why it could not be read.
- */
+/** The body as read, how, or why it could not be. */
 export type IdentifyBodyRead =
-  | { ok: true; value: unknown; readAs: BodyReading; bytes: number; repeatedCredentials: unknown[] }
-  | { ok: false; error: unknown };
+  ({ ok: true; text: string; bytes: number; readAs: BodyReading } & TextBody) | { ok: false; error: unknown };
 
 /** A body still arriving after `ms` is cut off: 408, and the connection closed. */
 function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clear(): void } {
@@ -49,7 +106,7 @@ function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clea
   return { expired, clear: () => clearTimeout(timer) };
 }
 
-/** How a users-API operation reads its body: JSON, whatever the content type says, or as text for `textTypes`. */
+/** How a users-API operation reads its body: JSON, whatever the content type says, or as `textTypes` say. */
 export interface UsersApiBody {
   /** More, after decompression, is 413. */
   maxBytes: number;
@@ -58,38 +115,29 @@ export interface UsersApiBody {
 
 const sizeText = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes / 2 ** 10} KiB`);
 
-function usersApiBody(maxBytes: number, textTypes: string[], fromText: (text: string) => TextBody): UsersApiBody {
-  const readRawBody = bodyParser({
-    // vero-python 2.x deletes a user with DELETE and a JSON body.
-    parsedMethods: ["POST", "PUT", "DELETE"],
-    enableTypes: ["json", "text"],
-    extendTypes: { text: textTypes },
-    detectJSON: (ctx) => !ctx.request.is(textTypes),
-    jsonLimit: maxBytes,
-    textLimit: maxBytes,
-    jsonStrict: false,
-  });
+/**
+ * Bodies are read as text (co-body, as Koa's body parser does), and parsed only once what
+ * parsing costs is held in the budget and the credential is checked: a 5 MiB body of nested
+ * arrays parses into 160 MB of objects. `maxDepth`: the deepest nesting of its JSON.
+ */
+function usersApiBody(
+  maxBytes: number,
+  maxDepth: number,
+  textTypes: string[],
+  fromText: (text: string) => TextBody,
+): UsersApiBody {
   const tooLarge = `body is larger than ${sizeText(maxBytes)}`;
   const read = async (ctx: Koa.Context, timeoutMs: number): Promise<IdentifyBodyRead> => {
     const slow = deadline(ctx, timeoutMs);
-    const reading = readRawBody(ctx, async () => {});
+    const reading = coBody.text(ctx, { limit: maxBytes, encoding: "utf-8" }) as Promise<string>;
     // Cut off, the read fails later, when the connection closes: nobody waits for it then.
     reading.catch(() => {});
     try {
-      await Promise.race([reading, slow.expired]);
-      const raw = ctx.request.rawBody ?? "";
-      const bytes = Buffer.byteLength(raw);
-      if (typeof ctx.request.body !== "string" || !ctx.request.is(textTypes))
-        return {
-          ok: true,
-          value: ctx.request.body,
-          readAs: "json",
-          bytes,
-          repeatedCredentials: repeatedBodyCredentials(raw, false),
-        };
-      return { ok: true, readAs: "text", bytes, ...fromText(ctx.request.body) };
+      const text = await Promise.race([reading, slow.expired]);
+      const readAs: BodyReading = ctx.request.is(textTypes) ? "text" : "json";
+      const body = readAs === "text" ? fromText(text) : jsonText(text, maxDepth, IDENTIFY_CREDENTIAL_FIELDS, parseJson);
+      return { ok: true, text, bytes: Buffer.byteLength(text), readAs, ...body };
     } catch (error) {
-      if (error instanceof FormBodyError) return { ok: false, error: ApiError.badRequest(error.message) };
       const status = (error as { status?: unknown } | null)?.status;
       return { ok: false, error: status === 413 ? new ApiError(413, { detail: tooLarge }) : error };
     } finally {
@@ -100,13 +148,19 @@ function usersApiBody(maxBytes: number, textTypes: string[], fromText: (text: st
 }
 
 /** A single operation's body: JSON, or a form (docs/integrations.md), of at most 256 KiB. */
-export const OPERATION_BODY = usersApiBody(MAX_BODY_BYTES, [FORM], formOrJson);
+export const OPERATION_BODY = usersApiBody(MAX_BODY_BYTES, MAX_JSON_DEPTH, [FORM], (text) => ({
+  parsedBytes: parsedObjectBytes(text),
+  credentials: null,
+  parse: () => formOrJson(text),
+}));
+
+/** A batch nests two levels more than its operations: the body's object and its list. */
+const BATCH_DEPTH = MAX_JSON_DEPTH + 2;
 
 /**
  * A batch: JSON, or NDJSON (one operation a line) when its content type says so; at most 5 MiB.
  * NDJSON is read as the JSON body `{batch: [...]}` is, with no room for a credential.
  */
-export const BATCH_BODY = usersApiBody(MAX_BATCH_BODY_BYTES, NDJSON, (text) => ({
-  value: batchFromLines(text),
-  repeatedCredentials: [],
-}));
+export const BATCH_BODY = usersApiBody(MAX_BATCH_BODY_BYTES, BATCH_DEPTH, NDJSON, (text) =>
+  jsonText(text, BATCH_DEPTH, [], batchFromLines),
+);

@@ -206,8 +206,8 @@ const batchResponses = limited(
         '`{status: 200, message: "Success."}` or `{status: 400, message: <the reason>}`',
     ),
     "400": identifyError(
-      "Not a batch (not JSON, no `batch` list), none or more than 1,000 operations, or an Idempotency-Key " +
-        "over 255 characters: the reason is in the x-error-detail header",
+      "Not a batch (not JSON, nested deeper than an operation may be, no `batch` list), none or more than " +
+        "1,000 operations, or an Idempotency-Key over 255 characters: the reason is in the x-error-detail header",
     ),
     "409": identifyError("A batch with this Idempotency-Key is still being answered; see Retry-After"),
     "413": identifyError("Body larger than 5 MiB"),

@@ -3,7 +3,7 @@ import { parseOperation, problemText, type IdentifyReply, type OperationType } f
 import type Koa from "koa";
 import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
-import { BodyReservation, declaredBodyBytes, parsedObjectBytes, UNVERIFIED } from "../body/body-budget";
+import { BodyReservation, declaredBodyBytes, UNVERIFIED } from "../body/body-budget";
 import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
@@ -50,9 +50,10 @@ async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<{ owner: 
 }
 
 /**
- * The credential may be in the body, so the body is read first, but checked only after it: a
- * bad token is always 401. Then the project's rate limit, and only then a body that could not
- * be read. The body's parsed objects are added to what the request holds of the budget.
+ * The credential may be in the body, so the body is read first, but checked before it is
+ * parsed: from the fields found in a JSON body's text (a bad token costs no parse), or in the
+ * parsed form. A bad token is always 401. Then the project's rate limit, and only then a body
+ * that could not be read. What parsing the body costs is held in the budget before it is parsed.
  */
 async function authorize(
   ctx: Koa.Context,
@@ -65,28 +66,34 @@ async function authorize(
   const read = await format.read(ctx, deps.bodyReadTimeoutMs);
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
-  if (read.ok) reservation.take(ctx, parsedObjectBytes(ctx.request.rawBody ?? ""));
+  const fromText =
+    read.ok && read.credentials !== null
+      ? await authenticateIdentify(deps.credentials, ctx.querystring, undefined, read.credentials, verified)
+      : undefined;
+  if (read.ok) reservation.take(ctx, read.parsedBytes);
+  const parsed = read.ok ? read.parse() : read;
   const { projectId } = (
-    await authenticateIdentify(
+    fromText ??
+    (await authenticateIdentify(
       deps.credentials,
       ctx.querystring,
-      read.ok ? read.value : undefined,
-      read.ok ? read.repeatedCredentials : [],
+      parsed.ok ? parsed.value : undefined,
+      parsed.ok ? parsed.repeatedCredentials : [],
       verified,
-    )
+    ))
   ).credential;
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
-  if (!read.ok) throw read.error;
+  if (!parsed.ok) throw parsed.error;
   // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
-  const body = ctx.method === "DELETE" && read.bytes === 0 ? { ...ctx.query } : read.value;
+  const body = ctx.method === "DELETE" && read.ok && read.bytes === 0 ? { ...ctx.query } : parsed.value;
   const idempotencyKey = ctx.get("idempotency-key");
   return {
     projectId,
     body,
-    rawBody: ctx.request.rawBody ?? "",
-    readAs: read.readAs,
+    rawBody: read.ok ? read.text : "",
+    readAs: read.ok ? read.readAs : "json",
     receivedAt,
-    bytes: read.bytes,
+    bytes: read.ok ? read.bytes : 0,
     ...(idempotencyKey === "" ? {} : { idempotencyKey }),
   };
 }
