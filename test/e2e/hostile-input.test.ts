@@ -54,6 +54,8 @@ describe("values the service could not store or process", () => {
       '{"id":"u","channels":[{"type":"push","address":"\\udfff"}]}',
       /surrogate/,
     ],
+    ["a time in year 0000", '{"id":"u","extras":{"created_at":"0000-06-01T00:00:00Z"}}', /from 0001-01-01/],
+    ["a time before year 0001 by its offset", '{"id":"u","extras":{"created_at":"0001-01-01T00:00+01:00"}}', /0001/],
   ])("refuses %s with 400 and a reason", async (_, body, reason) => {
     const reply = await track(body);
     expect(reply).toMatchObject({ status: 400, body: BAD_REQUEST });
@@ -100,6 +102,24 @@ describe("malformed requests get a 4xx, never a 500", () => {
   it("answers 404 for a profile id Postgres could not hold", async () => {
     expect(await profile("a%00b")).toMatchObject({ status: 404 });
     expect(await profile("a%ED%A0%80b")).toMatchObject({ status: 404 });
+  });
+
+  it("answers 422 for query text Postgres cannot hold and times outside years 0001 to 9999", async () => {
+    for (const path of [
+      "/users?email=a%00b@example.com",
+      "/users?tag=a%00b",
+      "/users?updated_since=0000-01-01T00:00:00Z",
+      "/users/u/events?event_name=a%00b",
+      "/users/u/events?since=0000-01-01T00:00:00Z",
+      "/users/u/events?until=0000-01-01T00:00:00Z",
+      "/users/u/events?until=-000001-01-01T00:00:00Z",
+    ]) {
+      const response = await fetch(`${base}/api/v2${path}`, { headers: { authorization: stack.project.apiKey } });
+      expect(response.status, path).toBe(422);
+      expect(await response.json(), path).toEqual({
+        errors: [expect.objectContaining({ message: expect.any(String) })],
+      });
+    }
   });
 
   it("answers 400 for a body that is not the gzip it says, and for an unknown encoding", async () => {

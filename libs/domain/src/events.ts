@@ -3,6 +3,7 @@ import typia, { type tags } from "typia";
 import {
   MAX_FUTURE_SKEW_MS,
   parseTimestamp,
+  TIMESTAMP_RULE,
   profileKeyForId,
   userIdOf,
   type IdentifyEvent,
@@ -166,7 +167,7 @@ export function parseTrack(input: unknown, context: TrackContext): Parsed<Tracke
   if (createdAt !== undefined && createdAt !== null) {
     const parsed = parseTimestamp(createdAt);
     if (parsed === null) {
-      const message = "extras.created_at must be an ISO 8601 date-time with a time zone, or Unix time in seconds";
+      const message = `extras.created_at must be ${TIMESTAMP_RULE}`;
       return { ok: false, problems: [{ path: "extras.created_at", message }] };
     }
     if (parsed > context.receivedAt + MAX_FUTURE_SKEW_MS) {
@@ -276,7 +277,8 @@ export interface EventPageRequest {
   until: number | null;
 }
 
-const EVENT_CURSOR_TEXT = /^event:([0-9]{1,15}):([0-9a-f-]{36})$/;
+/** The time is in ms since the epoch, before it (years before 1970) too. */
+const EVENT_CURSOR_TEXT = /^event:(-?[0-9]{1,15}):([0-9a-f-]{36})$/;
 
 /** Opaque to clients, so the keyset behind it can change without breaking them. */
 export function eventCursor(t: number, id: string): string {

@@ -461,7 +461,7 @@ export const openApiDocument = {
         description:
           "The events of every id linked with the user by a reidentify. `event_name` matches with case, spaces, `_` " +
           "and `-` ignored; `since` (included) and `until` (excluded) bound when they happened (ISO 8601 or Unix " +
-          "seconds). An unknown user has no events.",
+          "seconds, years 0001 to 9999). An unknown user has no events.",
         security: [{ apiKey: [] }],
         parameters: [
           { ...pathId("The user's id, or its email for a user known only by email"), schema: { type: "string" } },
@@ -537,7 +537,7 @@ export const openApiDocument = {
             name: "updated_since",
             in: "query",
             required: false,
-            description: "ISO 8601 date-time with a time zone, or Unix seconds",
+            description: "ISO 8601 date-time with a time zone, or Unix seconds, years 0001 to 9999",
             schema: { type: "string" },
           },
           revisionHeader,
