@@ -62,6 +62,22 @@ describe("values the service could not store or process", () => {
     expect(reply.detail).toMatch(reason);
   });
 
+  it("keeps a data key __proto__ of a JSON body like any key, as a form has it", async () => {
+    const data = '{"__proto__":{"polluted":true},"constructor":"c","toString":"t"}';
+    expect(await track(`{"id":"proto-json","data":${data}}`)).toMatchObject({ status: 200 });
+    const batch = await fetch(`${base}/api/v2/batch?auth_token=${stack.project.authToken}`, {
+      method: "POST",
+      body: `{"batch":[{"type":"identify","id":"proto-batch","data":${data}}]}`,
+    });
+    expect(batch.status).toBe(200);
+    const expected = JSON.parse(data) as Record<string, unknown>;
+    for (const id of ["proto-json", "proto-batch"]) {
+      const read = await waitFor(`${id} applied`, async () => (await profile(id)).body);
+      expect(Object.entries(read.data as object).sort()).toEqual(Object.entries(expected).sort());
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it("keeps an id past 2^53 exact when it comes as text", async () => {
     expect((await track('{"id":"9007199254740993","data":{"a":1}}')).status).toBe(200);
     expect((await waitFor("profile", async () => (await profile("9007199254740993")).body)).id).toBe(

@@ -4,6 +4,7 @@ import type Koa from "koa";
 import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
 import { FormBodyError, parseFormBody } from "./form";
+import { keepProtoKeys } from "./json-body";
 
 const FORM = "application/x-www-form-urlencoded";
 const NDJSON = ["application/x-ndjson", "application/jsonl"];
@@ -64,6 +65,7 @@ function usersApiBody(maxBytes: number, textTypes: string[], fromText: (text: st
     jsonLimit: maxBytes,
     textLimit: maxBytes,
     jsonStrict: false,
+    onError: keepProtoKeys,
   });
   const tooLarge = `body is larger than ${sizeText(maxBytes)}`;
   const read = async (ctx: Koa.Context, timeoutMs: number): Promise<IdentifyBodyRead> => {
