@@ -117,8 +117,11 @@ const revisioned = (responses: Record<string, Response>) =>
 
 const count = (description: string) => ({ description, schema: { type: "string", pattern: "^\\d+$" } });
 const rateLimitHeaders = {
-  "RateLimit-Limit": count("Requests a second the project may send (RATE_LIMIT_PER_SECOND, across all gateways)"),
-  "RateLimit-Remaining": count("Requests the project may still send now"),
+  "RateLimit-Limit": count(
+    "Requests the project may send at once: its bucket's capacity (RATE_LIMIT_BURST, across all gateways), " +
+      "refilled at RATE_LIMIT_PER_SECOND",
+  ),
+  "RateLimit-Remaining": count("Requests the project may still send now, at most RateLimit-Limit"),
   "RateLimit-Reset": count("Seconds until the project's allowance is whole again"),
 };
 /**
