@@ -196,6 +196,18 @@ describe("malformed requests get a 4xx, never a 500", () => {
   });
 });
 
+describe("headers that keep browsers safe", () => {
+  it("sends nosniff and no framing on every answer, and /docs a Content-Security-Policy", async () => {
+    for (const path of ["/docs", "/api/v2/openapi.json", "/api/v2/users/track", "/api/v2/topics", "/nowhere"]) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY");
+    }
+    const docs = await fetch(`${base}/docs`);
+    expect(docs.headers.get("content-security-policy")).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+  });
+});
+
 describe("queue dashboard writes", () => {
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   // node:http, since fetch may not send an Origin or Sec-Fetch-Site header of the caller's choosing.
