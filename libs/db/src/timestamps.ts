@@ -12,11 +12,12 @@ const POSTGRES_TIMESTAMP =
  * store is in milliseconds). postgres.js's own reading, `new Date(text)`, takes a year below 100
  * for one of the 20th or 21st century (0049 read as 2049) and cannot read other years below 1000
  * or a year BC at all (an Invalid Date, on which toISOString throws). A timestamp without a zone
- * is read as UTC; `infinity` is an Invalid Date, as it was.
+ * is read as UTC. Anything else (`infinity`, a DateStyle other than ISO) is read as postgres.js
+ * reads it.
  */
 export function parsePostgresTimestamp(text: string): Date {
   const match = POSTGRES_TIMESTAMP.exec(text);
-  if (match === null) return new Date(Number.NaN);
+  if (match === null) return new Date(text);
   const [, year, month, day, hours, minutes, seconds, fraction = "", sign, zoneH, zoneM = 0, zoneS = 0, bc] = match;
   const date = new Date(0);
   // setUTCFullYear, unlike Date.UTC, takes years 0 to 99 as they are.
