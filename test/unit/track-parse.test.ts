@@ -67,6 +67,11 @@ describe("eventPageRequest", () => {
     }
   });
 
+  it("refuses a cursor of a time Postgres cannot hold", () => {
+    const id = "0b7e3f5a-1d2c-4e5f-8a9b-0c1d2e3f4a5b";
+    expect(eventPageRequest({ cursor: eventCursor(-999_999_999_999_999, id) })).toMatchObject({ ok: false });
+  });
+
   it("refuses query text Postgres cannot hold and times outside years 0001 to 9999", () => {
     for (const query of [{ event_name: "a\u0000b" }, { event_name: "a\ud800" }, { since: "0000-01-01T00:00:00Z" }]) {
       expect(eventPageRequest(query), JSON.stringify(query)).toMatchObject({ ok: false });

@@ -279,6 +279,11 @@ export interface EventPageRequest {
 
 /** The time is in ms since the epoch, before it (years before 1970) too. */
 const EVENT_CURSOR_TEXT = /^event:(-?[0-9]{1,15}):([0-9a-f-]{36})$/;
+/**
+ * The oldest time Postgres holds (4714-11-24 BC): a cursor may name an event stored before the
+ * API took years 0001 to 9999 only, but no time Postgres would refuse to compare.
+ */
+const OLDEST_STORED_TIME_MS = Date.parse("-004713-11-24T00:00:00Z");
 
 /** Opaque to clients, so the keyset behind it can change without breaking them. */
 export function eventCursor(t: number, id: string): string {
@@ -288,7 +293,8 @@ export function eventCursor(t: number, id: string): string {
 function afterFromCursor(cursor: string): EventPageRequest["after"] {
   const match = EVENT_CURSOR_TEXT.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (match === null || eventCursor(Number(match[1]), match[2] as string) !== cursor) return null;
-  return { t: Number(match[1]), id: match[2] as string };
+  const t = Number(match[1]);
+  return t >= OLDEST_STORED_TIME_MS ? { t, id: match[2] as string } : null;
 }
 
 /** Reads `limit`, `cursor`, `event_name`, `since` and `until` from a query string. */
