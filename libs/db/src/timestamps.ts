@@ -7,6 +7,9 @@
 const POSTGRES_TIMESTAMP =
   /^(\d{4,})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?(?:([+-])(\d{2})(?::(\d{2}))?(?::(\d{2}))?)?( BC)?$/;
 
+/** 400 Gregorian years: 146,097 days. */
+const GREGORIAN_CYCLE_MS = 146_097 * 86_400_000;
+
 /**
  * A timestamp as Postgres writes it, to the millisecond (microseconds are cut, as every time we
  * store is in milliseconds). postgres.js's own reading, `new Date(text)`, takes a year below 100
@@ -19,12 +22,21 @@ export function parsePostgresTimestamp(text: string): Date {
   const match = POSTGRES_TIMESTAMP.exec(text);
   if (match === null) return new Date(text);
   const [, year, month, day, hours, minutes, seconds, fraction = "", sign, zoneH, zoneM = 0, zoneS = 0, bc] = match;
-  const date = new Date(0);
-  // setUTCFullYear, unlike Date.UTC, takes years 0 to 99 as they are.
-  date.setUTCFullYear(bc === undefined ? Number(year) : 1 - Number(year), Number(month) - 1, Number(day));
-  date.setUTCHours(Number(hours), Number(minutes), Number(seconds), Number(fraction.padEnd(3, "0").slice(0, 3)));
+  const astronomicalYear = bc === undefined ? Number(year) : 1 - Number(year);
+  // Date.UTC takes years 0 to 99 for 1900 to 1999: such a year (and any before) is read 5,200
+  // years later, 13 whole Gregorian cycles of 400 years, which are the same days each.
+  const cycles = astronomicalYear < 100 ? 13 : 0;
+  const ms = Date.UTC(
+    astronomicalYear + cycles * 400,
+    Number(month) - 1,
+    Number(day),
+    Number(hours),
+    Number(minutes),
+    Number(seconds),
+    Number(fraction.padEnd(3, "0").slice(0, 3)),
+  );
   const zoneSeconds = Number(zoneH ?? 0) * 3600 + Number(zoneM) * 60 + Number(zoneS);
-  return new Date(date.getTime() - (sign === "-" ? -zoneSeconds : zoneSeconds) * 1000);
+  return new Date(ms - cycles * GREGORIAN_CYCLE_MS - (sign === "-" ? -zoneSeconds : zoneSeconds) * 1000);
 }
 
 /**
