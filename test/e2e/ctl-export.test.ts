@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportedEventLine, ExportedProfileLine, Profile } from "@cm/domain";
 import { childEnv } from "../support/env";
 import { runCtl } from "../support/processes";
+import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
@@ -101,6 +102,26 @@ describe("ctl export", () => {
       expect.objectContaining({ type: "event", user_id: "ex-6", event_name: "Viewed" }),
       expect.objectContaining({ type: "event", user_id: "ex-6", event_name: "Bought" }),
     ]);
+  });
+
+  it("exports events of any year the API takes as they were sent", async () => {
+    const project = await createTestProject(stack.db.sql, "old_events");
+    const times = ["0030-01-01T00:00:00.000Z", "0049-06-01T00:00:00.000Z", "1969-12-31T23:59:59.000Z"];
+    for (const created_at of times) {
+      const body = { identity: { id: "then" }, event_name: "Then", data: { created_at }, extras: { created_at } };
+      await sendAccepted(base, project.authToken, "/events/track", body);
+    }
+    const run = () => runCtl(env, ["export", "--project", String(project.id), "--events"]);
+    const result = await waitFor("the events stored and exported", async () => {
+      const ran = await run();
+      return ran.code === 0 && ran.stdout.trim().split("\n").length === 1 + times.length ? ran : undefined;
+    });
+    const lines = result.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as ExportedProfileLine | ExportedEventLine);
+    expect(lines.flatMap((line) => (line.type === "event" ? [line.created_at] : []))).toEqual(times);
+    expect(lines[0]).toMatchObject({ type: "profile", id: "then", created_at: times[0] });
   });
 
   it("leaves events out without --events, writes to --output, and refuses an unknown project", async () => {

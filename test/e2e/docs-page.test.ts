@@ -45,7 +45,14 @@ describe.skipIf(!chromiumPresent)("/docs in a browser", () => {
       if (!request.url().startsWith(base) && !request.url().startsWith("data:")) elsewhere.push(request.url());
     });
     page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`${base}/docs`);
+    // What the Content-Security-Policy refuses is said on the console.
+    page.on("console", (message) => {
+      if (message.text().includes("Content Security Policy")) errors.push(message.text());
+    });
+    const answer = await page.goto(`${base}/docs`);
+    const headers = answer?.headers() ?? {};
+    expect(headers["content-security-policy"]).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
+    expect(headers).toMatchObject({ "x-content-type-options": "nosniff", "x-frame-options": "DENY" });
     expect(await page.title()).toMatch(/API reference/);
     await page.locator(".opblock").first().waitFor();
 
@@ -73,6 +80,14 @@ describe.skipIf(!chromiumPresent)("/docs in a browser", () => {
     expect(await page.locator("#operations-Journeys-listJourneys .responses-wrapper").innerText()).toContain(
       "next_cursor",
     );
+    // The console calls the gateway, within the policy.
+    const heartbeat = page.locator("#operations-Service-heartbeat");
+    await heartbeat.locator(".opblock-summary").click();
+    await heartbeat.locator(".try-out__btn").click();
+    await heartbeat.locator(".execute").click();
+    await expect
+      .poll(async () => heartbeat.locator(".live-responses-table tbody .response-col_status").first().innerText())
+      .toContain("200");
 
     expect(elsewhere).toEqual([]);
     expect(errors).toEqual([]);

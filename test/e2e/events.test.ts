@@ -299,6 +299,53 @@ describe("reading a user's events", () => {
   });
 });
 
+describe("times of any year the API takes", () => {
+  it("reads back as sent, and pages through years before 1000 and before 1970, each event once", async () => {
+    const project = await createTestProject(stack.db.sql, "years");
+    const times = [
+      "0001-01-01T00:00:00.000Z",
+      "0030-06-15T12:00:00.000Z",
+      "0049-01-01T00:00:00.000Z",
+      "0999-12-31T23:59:59.999Z",
+      "1969-12-31T23:59:59.000Z",
+      "2026-01-01T00:00:00.000Z",
+    ];
+    await post(project, "/users/track", { id: "y" });
+    for (const created_at of times) {
+      const body = { identity: { id: "y" }, event_name: "Then", data: { created_at }, extras: { created_at } };
+      expect((await track(project, body)).status).toBe(200);
+    }
+    const stored = await eventsOnceStored(project, "y", times.length);
+    expect(stored.map((event) => event.created_at)).toEqual([...times].reverse());
+
+    const paged: string[] = [];
+    let cursor: string | null = "";
+    for (let page = 0; cursor !== null && page <= times.length; page++) {
+      const reply = await get(project, `/users/y/events?limit=1${cursor === "" ? "" : `&cursor=${cursor}`}`);
+      expect(reply.status).toBe(200);
+      paged.push(...reply.body.data.map((event: Shown) => event.created_at));
+      cursor = reply.body.next_cursor;
+    }
+    expect(paged).toEqual([...times].reverse());
+    const range = `?since=${times[1]}&until=${times[4]}`;
+    expect((await events(project, "y", range)).map((event) => event.created_at)).toEqual(times.slice(1, 4).reverse());
+    expect((await get(project, "/users/y")).body).toMatchObject({ event_count: times.length, last_event_at: times[5] });
+  });
+
+  it("refuses a time outside years 0001 to 9999 with 400, in the body and in the query", async () => {
+    const project = await createTestProject(stack.db.sql, "bad-years");
+    for (const created_at of ["0000-12-31T23:59:59Z", "0001-01-01T00:30:00+01:00", "253402300800"]) {
+      const reply = await track(project, { identity: { id: "y" }, event_name: "Then", extras: { created_at } });
+      expect(reply).toMatchObject({ status: 400, detail: expect.stringMatching(/extras\.created_at must be .*0001/) });
+    }
+    for (const query of ["since=0000-01-01T00:00:00Z", "until=0000-06-01T00:00:00Z", "event_name=a%00b"]) {
+      const reply = await get(project, `/users/y/events?${query}`);
+      expect(reply.status).toBe(422);
+      expect(reply.body.errors[0].message).toMatch(/^(since|until|event_name) must/);
+    }
+  });
+});
+
 describe("erasure", () => {
   it("erases a deleted user's events, linked ids' and queued ones included, and keeps what came after", async () => {
     const project = await createTestProject(stack.db.sql, "erasure");

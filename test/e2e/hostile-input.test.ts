@@ -54,10 +54,28 @@ describe("values the service could not store or process", () => {
       '{"id":"u","channels":[{"type":"push","address":"\\udfff"}]}',
       /surrogate/,
     ],
+    ["a time in year 0000", '{"id":"u","extras":{"created_at":"0000-06-01T00:00:00Z"}}', /from 0001-01-01/],
+    ["a time before year 0001 by its offset", '{"id":"u","extras":{"created_at":"0001-01-01T00:00+01:00"}}', /0001/],
   ])("refuses %s with 400 and a reason", async (_, body, reason) => {
     const reply = await track(body);
     expect(reply).toMatchObject({ status: 400, body: BAD_REQUEST });
     expect(reply.detail).toMatch(reason);
+  });
+
+  it("keeps a data key __proto__ of a JSON body like any key, as a form has it", async () => {
+    const data = '{"__proto__":{"polluted":true},"constructor":"c","toString":"t"}';
+    expect(await track(`{"id":"proto-json","data":${data}}`)).toMatchObject({ status: 200 });
+    const batch = await fetch(`${base}/api/v2/batch?auth_token=${stack.project.authToken}`, {
+      method: "POST",
+      body: `{"batch":[{"type":"identify","id":"proto-batch","data":${data}}]}`,
+    });
+    expect(batch.status).toBe(200);
+    const expected = JSON.parse(data) as Record<string, unknown>;
+    for (const id of ["proto-json", "proto-batch"]) {
+      const read = await waitFor(`${id} applied`, async () => (await profile(id)).body);
+      expect(Object.entries(read.data as object).sort()).toEqual(Object.entries(expected).sort());
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
   it("keeps an id past 2^53 exact when it comes as text", async () => {
@@ -100,6 +118,24 @@ describe("malformed requests get a 4xx, never a 500", () => {
   it("answers 404 for a profile id Postgres could not hold", async () => {
     expect(await profile("a%00b")).toMatchObject({ status: 404 });
     expect(await profile("a%ED%A0%80b")).toMatchObject({ status: 404 });
+  });
+
+  it("answers 422 for query text Postgres cannot hold and times outside years 0001 to 9999", async () => {
+    for (const path of [
+      "/users?email=a%00b@example.com",
+      "/users?tag=a%00b",
+      "/users?updated_since=0000-01-01T00:00:00Z",
+      "/users/u/events?event_name=a%00b",
+      "/users/u/events?since=0000-01-01T00:00:00Z",
+      "/users/u/events?until=0000-01-01T00:00:00Z",
+      "/users/u/events?until=-000001-01-01T00:00:00Z",
+    ]) {
+      const response = await fetch(`${base}/api/v2${path}`, { headers: { authorization: stack.project.apiKey } });
+      expect(response.status, path).toBe(422);
+      expect(await response.json(), path).toEqual({
+        errors: [expect.objectContaining({ message: expect.any(String) })],
+      });
+    }
   });
 
   it("answers 400 for a body that is not the gzip it says, and for an unknown encoding", async () => {
@@ -157,6 +193,18 @@ describe("malformed requests get a 4xx, never a 500", () => {
   it("never logs a path, which can carry an email", async () => {
     // A raw @ in the path: were paths logged, the end-of-run log scan would find this email.
     expect((await profile("leaky.reader@example.com")).status).toBe(404);
+  });
+});
+
+describe("headers that keep browsers safe", () => {
+  it("sends nosniff and no framing on every answer, and /docs a Content-Security-Policy", async () => {
+    for (const path of ["/docs", "/api/v2/openapi.json", "/api/v2/users/track", "/api/v2/topics", "/nowhere"]) {
+      const response = await fetch(`${base}${path}`);
+      expect(response.headers.get("x-content-type-options"), path).toBe("nosniff");
+      expect(response.headers.get("x-frame-options"), path).toBe("DENY");
+    }
+    const docs = await fetch(`${base}/docs`);
+    expect(docs.headers.get("content-security-policy")).toMatch(/default-src 'none'.*frame-ancestors 'none'/);
   });
 });
 

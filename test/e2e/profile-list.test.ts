@@ -117,6 +117,22 @@ describe("GET /api/v2/users", () => {
     expect(pages).toBe(3);
   });
 
+  it("lists a profile whose last event is of any year the API takes, as the profile read shows it", async () => {
+    const project = await createTestProject(stack.db.sql, "old_events");
+    const times = ["0049-06-01T00:00:00.000Z", "0030-01-01T00:00:00.000Z"];
+    await sendAccepted(base, project.authToken, "/users/track", { id: "then" });
+    for (const created_at of times) {
+      const body = { identity: { id: "then" }, event_name: "Then", data: { created_at }, extras: { created_at } };
+      await sendAccepted(base, project.authToken, "/events/track", body);
+    }
+    const read = await waitFor("the events stored", async () => {
+      const reply = await get("/users/then", project.apiKey);
+      return reply.status === 200 && (reply.body as Profile).event_count === 2 ? (reply.body as Profile) : undefined;
+    });
+    expect(read.last_event_at).toBe(times[0]);
+    expect((await listAll("limit=10", project.apiKey)).profiles).toEqual([read]);
+  });
+
   it("answers 422 for a bad limit, cursor, email, tag, unsubscribed or updated_since, and 401/403 without a key", async () => {
     for (const query of [
       "limit=0",
@@ -128,6 +144,10 @@ describe("GET /api/v2/users", () => {
       "tag=",
       "unsubscribed=yes",
       "updated_since=yesterday",
+      "email=a%00b@example.com",
+      "tag=a%00b",
+      "updated_since=0000-12-31T00:00:00Z",
+      "updated_since=253402300800",
     ]) {
       const reply = await get(`/users?${query}`);
       expect(reply.status, query).toBe(422);

@@ -62,6 +62,26 @@ describe("per-project rate limits", () => {
     expect(ok?.headers.get("ratelimit-reset")).not.toBeNull();
   });
 
+  it("names the bucket's capacity as the limit, of which what remains is a part, when the burst is not the rate", async () => {
+    const burst = 4 * RATE;
+    const gateway = await startGateway({ ...stack.config, rateLimitBurst: burst }, testLogger("rate_limits"));
+    try {
+      const project = await createTestProject(stack.db.sql, "burst");
+      const replies = await Promise.all(
+        Array.from({ length: 3 }, (_, n) => track(gateway.url, project.authToken, `burst-${n}`)),
+      );
+      for (const reply of replies) {
+        expect(reply.status).toBe(200);
+        expect(reply.headers.get("ratelimit-limit")).toBe(String(burst));
+        const remaining = Number(reply.headers.get("ratelimit-remaining"));
+        expect(remaining).toBeGreaterThanOrEqual(burst - 3);
+        expect(remaining).toBeLessThan(burst);
+      }
+    } finally {
+      await gateway.stop();
+    }
+  });
+
   it("limits API-key routes by the same project, and never another project", async () => {
     const read = async () => {
       const response = await fetch(`${first.url}/api/v2/topics`, { headers: { authorization: stack.project.apiKey } });

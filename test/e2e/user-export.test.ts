@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { profileKeySecrets, recordDeadLetter } from "@cm/db";
 import { profileKeysWith, RefusedInput, type UserExport } from "@cm/domain";
 import { createTestStack, type TestStack } from "../support/services";
@@ -82,6 +84,44 @@ describe("GET /api/v2/users/:id/export", () => {
       expect(times).toEqual([...times].sort((a, b) => a - b));
       expect(body.events.map((event) => event.event_name)).toContain("Signed up");
     }
+  });
+
+  it("holds events of any year the API takes, read back as sent", async () => {
+    const times = ["0030-01-01T00:00:00.000Z", "0049-06-01T00:00:00.000Z", "1969-12-31T23:59:59.000Z"];
+    await send("/users/track", { id: "exp-old" });
+    for (const created_at of times) {
+      await send("/events/track", {
+        identity: { id: "exp-old" },
+        event_name: "Then",
+        data: { created_at },
+        extras: { created_at },
+      });
+    }
+    const body = await waitFor("the old events stored", async () => {
+      const shown = (await exported("exp-old")).body as UserExport;
+      return shown.events?.length === times.length && shown.profile?.event_count === times.length ? shown : undefined;
+    });
+    expect(body.events.map((event) => event.created_at)).toEqual(times);
+    expect(body.profile).toMatchObject({ event_count: times.length, last_event_at: times[2] });
+  });
+
+  it("never ends as a whole document when an error cuts it short while it streams, and logs it", async () => {
+    await send("/users/track", { id: "exp-broken" });
+    await waitFor("exp-broken applied", async () => ((await exported("exp-broken")).status === 200 ? true : undefined));
+    // A time no reader can show (Postgres' infinity), which no worker writes: the error comes
+    // once the answer has begun.
+    await stack.db.sql`
+      INSERT INTO events (project_id, user_key, id, name, name_key, created_at, received_at)
+      VALUES (${stack.project.id}, ${await keyOf("exp-broken")}, gen_random_uuid(), 'Odd', 'odd', now(), 'infinity')`;
+    const response = await fetch(`${base}/api/v2/users/exp-broken/export`, {
+      headers: { authorization: stack.project.apiKey },
+    });
+    expect(response.status).toBe(200);
+    await expect(response.text()).rejects.toThrow();
+    const log = join(inject("logDir"), "user_export.log");
+    await waitFor("the failure logged", async () =>
+      (await readFile(log, "utf8")).includes("export cut off by an error") ? true : undefined,
+    );
   });
 
   it("answers 404 once the user is deleted, and for a user never seen", async () => {

@@ -17,6 +17,22 @@ describe("parseTimestamp", () => {
     }
     expect(parseTimestamp(-5)).toBeNull();
   });
+
+  it("takes years 0001 to 9999 in UTC, and nothing Postgres or JavaScript would read back otherwise", () => {
+    expect(parseTimestamp("0001-01-01T00:00:00Z")).toBe(Date.parse("0001-01-01T00:00:00Z"));
+    expect(parseTimestamp("0030-06-01T00:00:00Z")).toBe(Date.parse("0030-06-01T00:00:00Z"));
+    expect(parseTimestamp("9999-12-31T23:59:59.999Z")).toBe(Date.parse("9999-12-31T23:59:59.999Z"));
+    expect(parseTimestamp("253402300799")).toBe(Date.parse("9999-12-31T23:59:59Z"));
+    for (const value of [
+      "0000-12-31T23:59:59Z",
+      "0001-01-01T00:59:59+01:00",
+      "9999-12-31T23:00:00-01:00",
+      "253402300800",
+    ]) {
+      expect(parseTimestamp(value), value).toBeNull();
+    }
+    expect(parseTimestamp(253_402_300_800)).toBeNull();
+  });
 });
 
 describe("toIdentifyEvent", () => {

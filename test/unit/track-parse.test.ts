@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, parseTrack, type TrackContext } from "@cm/domain";
+import { canonicalJson, eventCursor, eventPageRequest, parseTrack, type TrackContext } from "@cm/domain";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
 const context: TrackContext = { projectId: 1, receivedAt: NOW, eventId: "event-1", dedupWindowMs: 300_000 };
@@ -56,5 +56,25 @@ describe("parseTrack", () => {
     // ones made now: the text of a key never changes.
     expect(a.dedupKey).toBe("m-4npBndq9z_DAnd1ha1HiGZa2TE7veyFl4DXLXYraQ");
     expect(parsed(body, { dedupWindowMs: 0 })).not.toHaveProperty("dedupKey");
+  });
+});
+
+describe("eventPageRequest", () => {
+  it("reads back the cursor of an event of any year the API takes, before 1970 too", () => {
+    const id = "0b7e3f5a-1d2c-4e5f-8a9b-0c1d2e3f4a5b";
+    for (const t of [Date.parse("0001-01-01T00:00:00Z"), Date.parse("1969-12-31T23:59:59.999Z"), 0, NOW]) {
+      expect(eventPageRequest({ cursor: eventCursor(t, id) })).toMatchObject({ ok: true, value: { after: { t, id } } });
+    }
+  });
+
+  it("refuses a cursor of a time Postgres cannot hold", () => {
+    const id = "0b7e3f5a-1d2c-4e5f-8a9b-0c1d2e3f4a5b";
+    expect(eventPageRequest({ cursor: eventCursor(-999_999_999_999_999, id) })).toMatchObject({ ok: false });
+  });
+
+  it("refuses query text Postgres cannot hold and times outside years 0001 to 9999", () => {
+    for (const query of [{ event_name: "a\u0000b" }, { event_name: "a\ud800" }, { since: "0000-01-01T00:00:00Z" }]) {
+      expect(eventPageRequest(query), JSON.stringify(query)).toMatchObject({ ok: false });
+    }
   });
 });

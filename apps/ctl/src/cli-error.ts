@@ -1,4 +1,4 @@
-import { parseTimestamp } from "@cm/domain";
+import { parseTimestamp, TIMESTAMP_RULE } from "@cm/domain";
 
 /** A failure to report to the operator as one line on stderr; `usage` errors exit 2, others 1. */
 export class CliError extends Error {
@@ -28,7 +28,7 @@ export function timeOption(options: Record<string, unknown>, name: string): Date
   if (text === undefined) return null;
   const ms = typeof text === "string" ? parseTimestamp(text) : null;
   if (ms === null) {
-    throw new CliError(`--${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`, 2);
+    throw new CliError(`--${name} must be ${TIMESTAMP_RULE}`, 2);
   }
   return new Date(ms);
 }

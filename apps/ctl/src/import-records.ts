@@ -3,6 +3,7 @@ import {
   MAX_FUTURE_SKEW_MS,
   parseOperation,
   parseTimestamp,
+  TIMESTAMP_RULE,
   type OperationType,
   type QueuedOperation,
 } from "@cm/domain";
@@ -94,7 +95,7 @@ function operation(
 /** A time of the file: ISO 8601 with a zone or Unix seconds, at most 5 minutes ahead. */
 function fileTime(value: unknown, name: string, context: ImportContext): number {
   const t = typeof value === "string" || typeof value === "number" ? parseTimestamp(value) : null;
-  if (t === null) throw new Refused(`${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`);
+  if (t === null) throw new Refused(`${name} must be ${TIMESTAMP_RULE}`);
   if (t > context.now + MAX_FUTURE_SKEW_MS) throw new Refused(`${name} must not be more than 5 minutes in the future`);
   return t;
 }

@@ -6,6 +6,7 @@ import { apiErrors } from "./errors/api-errors";
 import { identifyErrors } from "./errors/identify-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
+import { securityHeaders } from "./middleware/security-headers";
 import { adminQueues } from "./routes/admin-queues";
 import { batchRoutes } from "./routes/batch";
 import { eventRoutes } from "./routes/events";
@@ -60,6 +61,7 @@ export function createApp(deps: GatewayDeps): Koa {
   healthRoutes(root, deps);
   openApiRoutes(root, api);
 
+  app.use(securityHeaders);
   app.use(requestLog(deps.logger, deps.metrics));
   // Whatever no router claims, and the dashboard's failures, answer in the API's style.
   app.use(apiErrors(deps.logger));

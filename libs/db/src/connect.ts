@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { parsePostgresTimestamp, postgresTimestampText } from "./timestamps";
 
 export type Sql = postgres.Sql;
 /** What a repository function runs on: the pool or an open transaction. */
@@ -22,6 +23,9 @@ interface PoolOptions extends postgres.Options<Record<string, postgres.PostgresT
   max_pipeline: number;
 }
 
+const TIMESTAMP = 1114;
+const TIMESTAMPTZ = 1184;
+
 export function connect(databaseUrl: string, options: ConnectOptions = {}): Sql {
   const { reconnectDelayMs } = options;
   const poolOptions: PoolOptions = {
@@ -35,6 +39,17 @@ export function connect(databaseUrl: string, options: ConnectOptions = {}): Sql 
     // within 20 s. With this, it stays at about 43,000/s.
     max_pipeline: 1,
     connection: { application_name: options.applicationName ?? "cm" },
+    // Every time the API takes (years 0001 to 9999) read back as it was written, whatever the
+    // session's time zone: postgres.js's own reading and writing of times fail on years below
+    // 1000 and BC (libs/db timestamps.ts). Dates (1082) are left as they are: we store none.
+    types: {
+      timestamp: {
+        to: TIMESTAMPTZ,
+        from: [TIMESTAMP, TIMESTAMPTZ],
+        serialize: postgresTimestampText,
+        parse: parsePostgresTimestamp,
+      },
+    },
     ...(reconnectDelayMs && { backoff: (failures: number) => reconnectDelayMs(failures) / 1000 }),
   };
   return postgres(databaseUrl, poolOptions);

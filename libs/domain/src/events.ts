@@ -3,6 +3,7 @@ import typia, { type tags } from "typia";
 import {
   MAX_FUTURE_SKEW_MS,
   parseTimestamp,
+  TIMESTAMP_RULE,
   profileKeyForId,
   userIdOf,
   type IdentifyEvent,
@@ -166,7 +167,7 @@ export function parseTrack(input: unknown, context: TrackContext): Parsed<Tracke
   if (createdAt !== undefined && createdAt !== null) {
     const parsed = parseTimestamp(createdAt);
     if (parsed === null) {
-      const message = "extras.created_at must be an ISO 8601 date-time with a time zone, or Unix time in seconds";
+      const message = `extras.created_at must be ${TIMESTAMP_RULE}`;
       return { ok: false, problems: [{ path: "extras.created_at", message }] };
     }
     if (parsed > context.receivedAt + MAX_FUTURE_SKEW_MS) {
@@ -276,7 +277,13 @@ export interface EventPageRequest {
   until: number | null;
 }
 
-const EVENT_CURSOR_TEXT = /^event:([0-9]{1,15}):([0-9a-f-]{36})$/;
+/** The time is in ms since the epoch, before it (years before 1970) too. */
+const EVENT_CURSOR_TEXT = /^event:(-?[0-9]{1,15}):([0-9a-f-]{36})$/;
+/**
+ * The oldest time Postgres holds (4714-11-24 BC): a cursor may name an event stored before the
+ * API took years 0001 to 9999 only, but no time Postgres would refuse to compare.
+ */
+const OLDEST_STORED_TIME_MS = Date.parse("-004713-11-24T00:00:00Z");
 
 /** Opaque to clients, so the keyset behind it can change without breaking them. */
 export function eventCursor(t: number, id: string): string {
@@ -286,7 +293,8 @@ export function eventCursor(t: number, id: string): string {
 function afterFromCursor(cursor: string): EventPageRequest["after"] {
   const match = EVENT_CURSOR_TEXT.exec(Buffer.from(cursor, "base64url").toString("utf8"));
   if (match === null || eventCursor(Number(match[1]), match[2] as string) !== cursor) return null;
-  return { t: Number(match[1]), id: match[2] as string };
+  const t = Number(match[1]);
+  return t >= OLDEST_STORED_TIME_MS ? { t, id: match[2] as string } : null;
 }
 
 /** Reads `limit`, `cursor`, `event_name`, `since` and `until` from a query string. */

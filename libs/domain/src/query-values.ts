@@ -1,18 +1,25 @@
 import type { QueryValues } from "./id-pages";
-import { parseTimestamp } from "./identify";
+import { parseTimestamp, TIMESTAMP_RULE } from "./identify";
+import { unstorableText } from "./json";
 import type { Problem } from "./problems";
 
 /**
- * Reads single query parameters, collecting a problem for a repeated one (Koa gives a list) and
- * for a page size or a time out of range, so that a list's parser reads like its parameters.
+ * Reads single query parameters, collecting a problem for a repeated one (Koa gives a list), for
+ * text Postgres cannot hold (U+0000, a lone surrogate) and for a page size or a time out of range,
+ * so that a list's parser reads like its parameters.
  */
 export function queryReader(query: QueryValues, problems: Problem[]) {
   const text = (name: string): string | null => {
     const value = query[name];
     if (value === undefined) return null;
-    if (typeof value === "string") return value;
-    problems.push({ path: `query.${name}`, message: `${name} must be given once` });
-    return null;
+    if (typeof value !== "string") {
+      problems.push({ path: `query.${name}`, message: `${name} must be given once` });
+      return null;
+    }
+    // Postgres takes no such text, not even to compare it with what it holds.
+    const unstorable = unstorableText(value);
+    if (unstorable !== null) problems.push({ path: `query.${name}`, message: `${name} ${unstorable}` });
+    return unstorable === null ? value : null;
   };
   const limit = (fallback: number, max: number): number => {
     const value = text("limit");
@@ -26,10 +33,7 @@ export function queryReader(query: QueryValues, problems: Problem[]) {
     const value = text(name);
     if (value === null) return null;
     const ms = parseTimestamp(value);
-    if (ms === null) {
-      const message = `${name} must be an ISO 8601 date-time with a time zone, or Unix time in seconds`;
-      problems.push({ path: `query.${name}`, message });
-    }
+    if (ms === null) problems.push({ path: `query.${name}`, message: `${name} must be ${TIMESTAMP_RULE}` });
     return ms;
   };
   /** The place in a list a `cursor` names, read by `fromCursor`; one it cannot read is a problem. */

@@ -117,8 +117,11 @@ const revisioned = (responses: Record<string, Response>) =>
 
 const count = (description: string) => ({ description, schema: { type: "string", pattern: "^\\d+$" } });
 const rateLimitHeaders = {
-  "RateLimit-Limit": count("Requests a second the project may send (RATE_LIMIT_PER_SECOND, across all gateways)"),
-  "RateLimit-Remaining": count("Requests the project may still send now"),
+  "RateLimit-Limit": count(
+    "Requests the project may send at once: its bucket's capacity (RATE_LIMIT_BURST, across all gateways), " +
+      "refilled at RATE_LIMIT_PER_SECOND",
+  ),
+  "RateLimit-Remaining": count("Requests the project may still send now, at most RateLimit-Limit"),
   "RateLimit-Reset": count("Seconds until the project's allowance is whole again"),
 };
 /**
@@ -464,7 +467,7 @@ export const openApiDocument = {
         description:
           "The events of every id linked with the user by a reidentify. `event_name` matches with case, spaces, `_` " +
           "and `-` ignored; `since` (included) and `until` (excluded) bound when they happened (ISO 8601 or Unix " +
-          "seconds). An unknown user has no events.",
+          "seconds, years 0001 to 9999). An unknown user has no events.",
         security: [{ apiKey: [] }],
         parameters: [
           { ...pathId("The user's id, or its email for a user known only by email"), schema: { type: "string" } },
@@ -540,7 +543,7 @@ export const openApiDocument = {
             name: "updated_since",
             in: "query",
             required: false,
-            description: "ISO 8601 date-time with a time zone, or Unix seconds",
+            description: "ISO 8601 date-time with a time zone, or Unix seconds, years 0001 to 9999",
             schema: { type: "string" },
           },
           revisionHeader,

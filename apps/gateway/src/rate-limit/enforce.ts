@@ -4,7 +4,9 @@ import type { RateLimiter } from "./rate-limiter";
 
 /**
  * Takes one request from the project's limit, naming what is left in RateLimit-* headers
- * (IETF draft "RateLimit header fields for HTTP"); past the limit, 429 with Retry-After.
+ * (IETF draft "RateLimit header fields for HTTP"): the limit is the bucket's quota, its burst,
+ * of which what remains is a part, and the reset the seconds until the bucket is full again
+ * (the time window in which the quota is whole). Past the limit, 429 with Retry-After.
  */
 export async function enforceRateLimit(
   ctx: Koa.ParameterizedContext,

@@ -30,8 +30,9 @@ export interface RateLimitPolicy {
 
 export interface RateLimitVerdict {
   allowed: boolean;
+  /** The bucket's capacity: the most requests the project may send at once (the burst). */
   limit: number;
-  /** Requests the project may still send now (as this gateway last heard, plus its lease). */
+  /** Requests the project may still send now (as this gateway last heard, plus its lease), at most `limit`. */
   remaining: number;
   /** Seconds until a refused request may be sent again, or the bucket is full again. */
   resetSeconds: number;
@@ -115,16 +116,17 @@ export class RateLimiter {
   private spend(allowance: Allowance): RateLimitVerdict {
     if (allowance.leased > 0) {
       allowance.leased -= 1;
-      const remaining = allowance.shared + allowance.leased;
+      // Shared and leased may add up past the burst when a lease was not taken from Redis (unreachable).
+      const remaining = Math.min(this.policy.burst, allowance.shared + allowance.leased);
       return {
         allowed: true,
-        limit: this.policy.rate,
+        limit: this.policy.burst,
         remaining,
         resetSeconds: Math.ceil((this.policy.burst - remaining) / this.policy.rate),
       };
     }
     const wait = Math.max(allowance.refusedUntil - this.now(), 1);
-    return { allowed: false, limit: this.policy.rate, remaining: 0, resetSeconds: Math.ceil(wait / 1000) };
+    return { allowed: false, limit: this.policy.burst, remaining: 0, resetSeconds: Math.ceil(wait / 1000) };
   }
 
   private async lease(projectId: number, allowance: Allowance): Promise<void> {

@@ -1,5 +1,6 @@
 import type Router from "@koa/router";
 import type Koa from "koa";
+import { DOCS_CONTENT_SECURITY_POLICY } from "../middleware/security-headers";
 import { openApiDocument } from "../openapi/document";
 import { referenceAssets, referencePage } from "../openapi/reference-page";
 import type { ApiState } from "../state";
@@ -15,6 +16,7 @@ export function openApiRoutes(root: Router, api: Router<ApiState>): void {
   api.get("/", serveDocument);
   api.get("/openapi.json", serveDocument);
   root.get("/docs", (ctx) => {
+    ctx.set("Content-Security-Policy", DOCS_CONTENT_SECURITY_POLICY);
     ctx.type = "html";
     ctx.body = referencePage;
   });

@@ -1,6 +1,8 @@
 import type Router from "@koa/router";
+import { logThrottle } from "@cm/config";
 import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
+import { requestIdOf, routeOf } from "../middleware/request-log";
 import { requireRevision } from "../middleware/revision";
 import type { ApiState, AuthState } from "../state";
 import type { Credential } from "@cm/db";
@@ -35,11 +37,22 @@ export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   });
 
   // docs/api.md "Export a user": for a data-subject access request.
+  const logExportFailure = logThrottle(10);
   router.get<AuthState>("/users/:id/export", readAccess, requireRevision, async (ctx) => {
     const { projectId } = ctx.state.credential;
     const keyOf = credentialProfileKeys(ctx.state.credential);
+    const document = await exportUser(deps, projectId, ctx.params.id as string, keyOf);
+    // Once the answer has begun, an error can only cut it short: Koa's pipeline then closes the
+    // connection before the chunked body's last chunk, which a client reads as a failed answer,
+    // never as a whole document. No error handler sees such an error, so it is logged here.
+    document.once("error", (error) => {
+      const [route, requestId] = [routeOf(ctx), requestIdOf(ctx)];
+      logExportFailure((suppressed) =>
+        deps.logger.error({ err: error, route, requestId, suppressed }, "export cut off by an error"),
+      );
+    });
     ctx.type = "json";
-    ctx.body = await exportUser(deps, projectId, ctx.params.id as string, keyOf);
+    ctx.body = document;
   });
 
   // docs/events.md "Read".
