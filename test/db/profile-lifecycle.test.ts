@@ -256,9 +256,30 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     layoutTimeout(30_000),
   );
 
+  it("refuses links that join profiles past the limit together, whichever of their ids the job names", async () => {
+    const p = await newProject();
+    const star = (hub: string, count: number) =>
+      Array.from({ length: count }, (_, n) => ({ from: `${hub}-${n}`, to: hub, t: 1 }));
+    await stack.db.sql`
+      INSERT INTO profile_links (project_id, from_key, to_key, t)
+      SELECT ${p.id}, l."from", l."to", l.t
+        FROM jsonb_to_recordset(${stack.db.sql.json([...star("a", 600), ...star("b", 600)])}) AS l ("from" text, "to" text, t bigint)`;
+    // Each link alone keeps its profile within the limit; the third joins the two into 1,203 ids.
+    const links = [
+      { from: "a-new", to: "a", t: 2 },
+      { from: "b-new", to: "b", t: 2 },
+      { from: "a-0", to: "b-0", t: 2 },
+    ];
+    const keys = [...new Set(links.flatMap((link) => [link.from, link.to]))];
+    await expect(recordLinkOperations(stack.db.sql, p.id, links, [], keys)).rejects.toThrow(
+      /would link more than 1000 ids into one profile/,
+    );
+    await expect(recordLinkOperations(stack.db.sql, p.id, links.slice(0, 2), [], keys)).resolves.toBeDefined();
+  });
+
   // Rows are counted in this session's statistics, which do not see the reads Citus sends to its shards.
   it.skipIf(CITUS)(
-    "checks the limit with one walk per profile, not one per link, when the job's profiles hold more ids together",
+    "checks the limit with one walk of the job's profiles, not one per link, when they hold more ids together",
     async () => {
       const p = await newProject();
       const leaves = (hub: string, from: number, to: number) =>
@@ -286,8 +307,8 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
         return { components: recorded, byJob: afterJob, byRead: (await linksRead(tx)) - afterJob };
       });
       expect(components.links).toHaveLength(MAX_LINKED_IDS - 40 + links.length);
-      // The walk that reads the profiles (as a profile read does) and the check's walk of each:
-      // about twice what the read alone costs (one walk per link read 60 times as much).
+      // The walk that reads the profiles (as a profile read does) and the check's walk of them:
+      // about twice what the read alone costs (a walk per link read 60 times as much).
       expect(byJob).toBeLessThanOrEqual(3 * byRead);
     },
   );
