@@ -2,9 +2,10 @@
 -- reach. Migration 014 checked the limit by walking the whole profile of every link of a job
 -- whenever the profiles the job's links reach held more than `max_linked` ids together (a job
 -- reidentifying into two imported profiles): a job of 500 links into two profiles of 1,000 and
--- 251 ids took 19 s under the lock, and a project's import of ten profiles of 1,000 ids held
--- every worker slot that long. Now one walk checks every profile of the job and stops as soon as
--- one passes the limit; and every walk tells a step's new ids from the last two steps' alone.
+-- 251 ids took 19 s under the lock, and a project's import of ten profiles of 1,000 ids delayed
+-- another project's identify by 30 s (issue 33). Now one walk checks every profile of the job and
+-- stops as soon as one passes the limit; and every walk tells a step's new ids from the last two
+-- steps' alone.
 
 -- profile_components (migration 012) with each step's new ids told from the ids of this step and
 -- the one before only, instead of from every id found so far: the walk goes breadth first, so
