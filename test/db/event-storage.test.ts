@@ -2,8 +2,10 @@ import { randomUUID } from "node:crypto";
 import {
   connect,
   dayOf,
+  deleteUserEventsBetween,
   dropEventPartitionsBefore,
   ensureEventPartitions,
+  eraseUserEvents,
   eventPartitionDays,
   eventPartitionName,
   pruneEventKeys,
@@ -168,5 +170,29 @@ describe("storeEvents", () => {
     ]);
     expect(result.stored).toBe(3);
     expect(result.notProfiles.map((user) => user.key).sort()).toEqual(["i:erased", "i:new"]);
+  });
+});
+
+describe("deleting events", () => {
+  it("releases the deduplication keys the deleted events hold, and keeps a key a later event claimed since", async () => {
+    const t = Date.UTC(2026, 10, 24, 10);
+    const window = 300_000;
+    const keyed = (at: number, dedupKey: string, key = "i:gone") =>
+      event(at, { projectId: 6, key, dedupKey, dedupWindowMs: window });
+    const stored = [keyed(t, "erased"), keyed(t, "claimed-since"), keyed(t, "deleted", "i:cleaned")];
+    expect((await storeEvents(db.sql, stored)).stored).toBe(3);
+    // Past the window, so it claims the key again; stamped after the erasure below, so it stays.
+    expect((await storeEvents(db.sql, [keyed(t + window, "claimed-since")])).stored).toBe(1);
+
+    expect(await eraseUserEvents(db.sql, 6, [{ key: "i:gone", t: t + 1 }])).toBe(2);
+    expect(await deleteUserEventsBetween(db.sql, 6, ["i:cleaned"], null, null)).toBe(1);
+    const keys = await db.sql<{ key: string }[]>`SELECT key FROM event_keys WHERE project_id = 6`;
+    expect(keys.map((row) => row.key)).toEqual(["claimed-since"]);
+    const again = [
+      keyed(t + 10, "erased"),
+      keyed(t + 10, "deleted", "i:cleaned"),
+      keyed(t + window + 10, "claimed-since"),
+    ];
+    expect((await storeEvents(db.sql, again)).stored).toBe(2);
   });
 });

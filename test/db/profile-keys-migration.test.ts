@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { applyProfileWrites, createProject, findProfile, insertTopic, migrate, storeEvents } from "@cm/db";
+import { applyProfileWrites, createProject, findProfile, insertTopic, migrate } from "@cm/db";
 import { erasureState, mergeStates, stateFromOperation, type ProfileState, type StateOperation } from "@cm/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabaseBefore, KEYED_PROFILE_KEYS_MIGRATION, type TestDatabase } from "../support/database";
@@ -37,18 +37,11 @@ describe("migration 015: profile keys become keyed hashes", () => {
     );
     await db.sql`INSERT INTO profile_links (project_id, from_key, to_key, t) VALUES (${project}, 'i:ann@example.com', 'i:ann-2', 1500)`;
     await db.sql`INSERT INTO profile_erasures (project_id, key, t) VALUES (${project}, 'i:bob@example.com', 2000)`;
-    await storeEvents(db.sql, [
-      {
-        projectId: project,
-        key: "i:ann@example.com",
-        userId: "ann@example.com",
-        eventId: randomUUID(),
-        name: "Paid",
-        data: null,
-        t: 1_200,
-        receivedAt: 1_200,
-      },
-    ]);
+    // As the workers of then stored it: storeEvents writes columns of later migrations.
+    await db.sql`
+      INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
+      VALUES (${project}, 'i:ann@example.com', ${randomUUID()}, 'Paid', 'paid', NULL, NULL,
+              timestamptz 'epoch' + interval '1200 milliseconds', timestamptz 'epoch' + interval '1200 milliseconds')`;
     await db.sql`
       INSERT INTO identify_dead_letters (project_id, job_id, event, error, profile_key)
       VALUES (${project}, '1', '{}', 'refused', 'i:ann@example.com')`;

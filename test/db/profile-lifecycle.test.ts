@@ -2,7 +2,15 @@ import { randomUUID } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProject, insertTopic, profileKeySecrets, recordDeadLetter } from "@cm/db";
+import {
+  createProject,
+  insertTopic,
+  linkedComponents,
+  profileKeySecrets,
+  recordDeadLetter,
+  recordLinkOperations,
+  type Transaction,
+} from "@cm/db";
 import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
 import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
@@ -13,7 +21,7 @@ import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/pr
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
-import { layoutTimeout } from "../support/database";
+import { CITUS, layoutTimeout } from "../support/database";
 
 let stack: TestStack;
 let stores: ReturnType<typeof testProfileStores>;
@@ -248,6 +256,63 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       ).toHaveLength(0);
     },
     layoutTimeout(30_000),
+  );
+
+  it("refuses links that join profiles past the limit together, whichever of their ids the job names", async () => {
+    const p = await newProject();
+    const star = (hub: string, count: number) =>
+      Array.from({ length: count }, (_, n) => ({ from: `${hub}-${n}`, to: hub, t: 1 }));
+    await stack.db.sql`
+      INSERT INTO profile_links (project_id, from_key, to_key, t)
+      SELECT ${p.id}, l."from", l."to", l.t
+        FROM jsonb_to_recordset(${stack.db.sql.json([...star("a", 600), ...star("b", 600)])}) AS l ("from" text, "to" text, t bigint)`;
+    // Each link alone keeps its profile within the limit; the third joins the two into 1,203 ids.
+    const links = [
+      { from: "a-new", to: "a", t: 2 },
+      { from: "b-new", to: "b", t: 2 },
+      { from: "a-0", to: "b-0", t: 2 },
+    ];
+    const keys = [...new Set(links.flatMap((link) => [link.from, link.to]))];
+    await expect(recordLinkOperations(stack.db.sql, p.id, links, [], keys)).rejects.toThrow(
+      /would link more than 1000 ids into one profile/,
+    );
+    await expect(recordLinkOperations(stack.db.sql, p.id, links.slice(0, 2), [], keys)).resolves.toBeDefined();
+  });
+
+  // Rows are counted in this session's statistics, which do not see the reads Citus sends to its shards.
+  it.skipIf(CITUS)(
+    "checks the limit with one walk of the job's profiles, not one per link, when they hold more ids together",
+    async () => {
+      const p = await newProject();
+      const leaves = (hub: string, from: number, to: number) =>
+        Array.from({ length: to - from + 1 }, (_, n) => ({ from: `${hub}-${from + n}`, to: hub, t: 1 }));
+      await stack.db.sql`
+        INSERT INTO profile_links (project_id, from_key, to_key, t)
+        SELECT ${p.id}, l."from", l."to", l.t FROM jsonb_to_recordset(${stack.db.sql.json(leaves("hub1", 1, MAX_LINKED_IDS - 40))})
+          AS l ("from" text, "to" text, t bigint)`;
+      // 50 links into two profiles that hold 1,012 ids together, neither past the limit.
+      const links = [...leaves("hub1", MAX_LINKED_IDS - 39, MAX_LINKED_IDS - 20), ...leaves("hub2", 1, 30)];
+      const keys = [...new Set(links.flatMap((link) => [link.from, link.to]))];
+      const linksRead = async (tx: Transaction) => {
+        const [stats] = await tx<{ rows: number }[]>`
+          SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::integer AS rows
+            FROM pg_stat_xact_user_tables WHERE relname = 'profile_links'`;
+        return stats?.rows ?? 0;
+      };
+      const { components, byJob, byRead } = await stack.db.sql.begin(async (tx) => {
+        // Every row a scan finds is fetched from the table, and so counted, whatever the plan.
+        await tx`SET LOCAL enable_indexonlyscan = off`;
+        await tx`SET LOCAL enable_seqscan = off`;
+        const recorded = await recordLinkOperations(tx, p.id, links, [], keys);
+        const afterJob = await linksRead(tx);
+        await linkedComponents(tx, p.id, keys);
+        return { components: recorded, byJob: afterJob, byRead: (await linksRead(tx)) - afterJob };
+      });
+      expect(components.links).toHaveLength(MAX_LINKED_IDS - 40 + links.length);
+      // The walk that reads the profiles (as a profile read does) and the check's walk of them:
+      // about twice what the read alone costs (a walk per link read 60 times as much).
+      expect(byJob).toBeLessThanOrEqual(3 * byRead);
+    },
   );
 
   it("merges a user reidentified onto an id that already names a profile, field by field", async () => {

@@ -380,6 +380,27 @@ describe("erasure", () => {
     await track(project, { identity: { id: "b" }, event_name: "After" });
     expect((await eventsOnceStored(project, "b", 1)).map((event) => event.event_name)).toEqual(["After"]);
   });
+
+  it("takes the erased events' deduplication keys with them: the same events sent after the delete are stored, once", async () => {
+    const project = await createTestProject(stack.db.sql, "erased-keys");
+    const sendAll = async () => {
+      const answers = [
+        await track(project, { identity: { id: "x" }, event_name: "Signed up" }),
+        await track(project, { identity: { id: "x" }, event_name: "Paid", extras: { message_id: "pay-1" } }),
+        await track(project, { identity: { id: "x" }, event_name: "Shipped" }, { "idempotency-key": "ship-1" }),
+      ];
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    };
+    await sendAll();
+    await eventsOnceStored(project, "x", 3);
+    expect((await post(project, "/users/delete", { id: "x" })).status).toBe(200);
+    await waitFor("the erasure", async () => ((await events(project, "x")).length === 0 ? true : undefined));
+
+    await sendAll();
+    await sendAll();
+    const shown = await eventsOnceStored(project, "x", 3);
+    expect(shown.map((event) => event.event_name).sort()).toEqual(["Paid", "Shipped", "Signed up"]);
+  });
 });
 
 describe("job kinds", () => {

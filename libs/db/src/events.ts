@@ -98,11 +98,12 @@ async function storeEventsAs(
          WHERE excluded.seen_at >= k.expires_at OR excluded.expires_at <= k.seen_at
         RETURNING k.project_id, k.key
       ), stored AS (
-        INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
+        INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at,
+                            dedup_key)
         -- ms to timestamptz exactly (to_timestamp goes through a float)
         SELECT c.project_id, c.user_key, c.id, c.name, c.name_key, c.data, c.source,
                timestamptz 'epoch' + c.t * interval '1 millisecond',
-               timestamptz 'epoch' + c.received * interval '1 millisecond'
+               timestamptz 'epoch' + c.received * interval '1 millisecond', c.dedup_key
           FROM checked AS c
          WHERE (c.deleted_t IS NULL OR c.t > c.deleted_t)
            AND (c.dedup_key IS NULL
@@ -120,12 +121,36 @@ async function storeEventsAs(
   };
 }
 
+/** What a delete of events returns: the key each claimed, to be released with it. */
+interface DeletedEvent {
+  dedup_key: string | null;
+  received_at: Date;
+}
+
+/**
+ * The deduplication keys that deleted events still hold go with them: a key left behind refused
+ * the same event sent again, a 200 never stored. A key another event claimed since (its
+ * `seen_at` is that event's receive time) stays: it holds that event's place.
+ */
+async function releaseEventKeys(tx: Db, projectId: number, deleted: readonly DeletedEvent[]): Promise<void> {
+  const held = deleted.filter((event): event is DeletedEvent & { dedup_key: string } => event.dedup_key !== null);
+  if (held.length === 0) return;
+  const keys = held.map((event) => event.dedup_key);
+  await tx`
+    DELETE FROM event_keys AS k
+     USING unnest(${keys}::text[], ${held.map((event) => event.received_at.getTime())}::bigint[]) AS x(key, seen_at)
+     WHERE k.project_id = ${projectId} AND k.key = x.key AND k.seen_at = x.seen_at
+       -- The keys again as values, so that Citus sends the delete to their shards, not every one.
+       AND k.key = ANY(${keys}::text[])`;
+}
+
 /**
  * Part of erasures (docs/events.md, "Erasure"): for each erased key of the project, its events
- * stamped at or before its erasure's `t` go, all in one statement. Takes the project's
- * PROJECT_EVENTS_LOCK exclusively, so that event writes in flight end first; a write after it
- * sees the erased rows' stamps and stores nothing stamped before them. One transaction per
- * project and job: one per erasure made a job of mixed traffic wait on a commit per delete.
+ * stamped at or before its erasure's `t` go, with the deduplication keys they hold, all in one
+ * transaction. Takes the project's PROJECT_EVENTS_LOCK exclusively, so that event writes in
+ * flight end first; a write after it sees the erased rows' stamps and stores nothing stamped
+ * before them. One transaction per project and job: one per erasure made a job of mixed traffic
+ * wait on a commit per delete.
  */
 export async function eraseUserEvents(
   sql: Sql,
@@ -138,19 +163,20 @@ export async function eraseUserEvents(
     // Each erasure's time is sent as a timestamptz rather than computed from its ms in the
     // statement: Citus refuses a DELETE that calls a STABLE function on a column (docs/scaling.md).
     const keys = erased.map((x) => x.key);
-    const rows = await tx`
+    const deleted = await tx<DeletedEvent[]>`
       DELETE FROM events AS e
        USING unnest(${keys}::text[],
                     ${erased.map((x) => new Date(x.t).toISOString())}::timestamptz[]) AS x(key, erased_at)
        WHERE e.project_id = ${projectId} AND e.user_key = x.key AND e.created_at <= x.erased_at
          -- The keys again as values, so that Citus sends the delete to their shards, not every one.
          AND e.user_key = ANY(${keys}::text[])
-      RETURNING 1`;
-    return rows.length;
+      RETURNING e.dedup_key, e.received_at`;
+    await releaseEventKeys(tx, projectId, deleted);
+    return deleted.length;
   });
 }
 
-/** `ctl events delete`: a user's events that happened in [from, to), whatever their stamps. */
+/** `ctl events delete`: a user's events that happened in [from, to), whatever their stamps, and the keys they hold. */
 export async function deleteUserEventsBetween(
   sql: Sql,
   projectId: number,
@@ -158,13 +184,16 @@ export async function deleteUserEventsBetween(
   from: Date | null,
   to: Date | null,
 ): Promise<number> {
-  const rows = await sql`
-    DELETE FROM events
-     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
-       AND (${from}::timestamptz IS NULL OR created_at >= ${from})
-       AND (${to}::timestamptz IS NULL OR created_at < ${to})
-    RETURNING 1`;
-  return rows.length;
+  return sql.begin(async (tx) => {
+    const deleted = await tx<DeletedEvent[]>`
+      DELETE FROM events
+       WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
+         AND (${from}::timestamptz IS NULL OR created_at >= ${from})
+         AND (${to}::timestamptz IS NULL OR created_at < ${to})
+      RETURNING dedup_key, received_at`;
+    await releaseEventKeys(tx, projectId, deleted);
+    return deleted.length;
+  });
 }
 
 export interface StoredEvent {
