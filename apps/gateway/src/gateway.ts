@@ -22,6 +22,7 @@ import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
 import { MicroBatcher, type MicroBatcherOptions } from "./micro-batcher";
+import { PoolShares } from "./pool-shares";
 import { createGatewayMetrics } from "./metrics";
 
 export interface RunningGateway {
@@ -33,6 +34,11 @@ export interface RunningGateway {
 }
 
 const REDIS_START_WAIT_MS = 5_000;
+
+/** Connections of the pool the operations read and write on (credentials have a pool apart)... */
+const POOL_SIZE = 10;
+/** ...and how many of them one project's operations may hold at once. */
+export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
 
 /** Producers queue no command while disconnected, so the start-up check waits for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
@@ -77,6 +83,7 @@ export function gatewayDeps(
 
   return {
     sql,
+    poolShares: new PoolShares(PROJECT_POOL_SHARE),
     redis,
     identifyQueue: queue,
     eventsQueue: trackQueue,
@@ -131,7 +138,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   } else {
     logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
   }
-  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
+  const sql = connect(config.databaseUrl, { max: POOL_SIZE, applicationName: "cm-gateway" });
   const credentialSql = connect(config.databaseUrl, { max: 2, applicationName: "cm-gateway-credentials" });
   const deps = gatewayDeps(config, logger, redis, sql, credentialSql);
 

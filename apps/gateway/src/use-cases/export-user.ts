@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import { deadLettersOfProfiles, userEventOf, userEventsAfter, type EventPosition } from "@cm/db";
+import { deadLettersOfProfiles, userEventOf, userEventsAfter, type EventPage, type EventPosition } from "@cm/db";
 import type { ProfileKeyOf, UserExport } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import { NotFound } from "./errors";
@@ -16,7 +16,7 @@ const EXPORT_EVENTS_PER_PAGE = 100;
  * connection (each page is a query of its own). A user of whom nothing is stored is unknown (404).
  */
 export async function exportUser(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Pick<GatewayDeps, "sql" | "poolShares">,
   projectId: number,
   ref: string,
   keyOf: ProfileKeyOf,
@@ -32,12 +32,15 @@ export async function exportUser(
     ids: [...new Set(rows.flatMap((row) => row.externalId ?? []))].sort(),
     dead_letters: deadLetters.map((letter) => ({ ...letter, created_at: letter.created_at.toISOString() })),
   };
+  // Read after the operation ended, as the client takes the document: within its share again.
+  const pageAfter = (after: EventPosition | null): Promise<EventPage> =>
+    deps.poolShares.run(projectId, () => userEventsAfter(deps.sql, projectId, keys, after, EXPORT_EVENTS_PER_PAGE));
   async function* document() {
     yield `${JSON.stringify(head).slice(0, -1)},"events":[`;
     let separator = "";
     let after: EventPosition | null = null;
     do {
-      const page = await userEventsAfter(deps.sql, projectId, keys, after, EXPORT_EVENTS_PER_PAGE);
+      const page = await pageAfter(after);
       if (page.events.length > 0) {
         yield separator + page.events.map((event) => JSON.stringify(userEventOf(event))).join(",");
         separator = ",";
