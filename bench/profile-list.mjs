@@ -123,8 +123,8 @@ async function main() {
 |---|---|---|---|---|
 ${rows.join("\n")}
 
-A filter that no index serves reads at most 2,000 rows a page (\`PROFILE_LIST_SCAN_ROWS\`), so its page may
-hold fewer profiles than asked, or none, with a cursor to go on; email is indexed (migration 018).
+A page reads at most 2,000 rows (\`PROFILE_LIST_SCAN_ROWS\`; of the address, through its index, with an email:
+migration 018), so its page may hold fewer profiles than asked, or none, with a cursor to go on.
 `;
     writeResults("profile-list", { profiles: PROFILES, connections: CONNECTIONS, pageSizes, results }, markdown);
   } finally {

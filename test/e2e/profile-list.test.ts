@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PROFILE_LIST_SCAN_ROWS, profileKeySecrets } from "@cm/db";
-import { profileKeysWith, type Profile, type ProfilePage } from "@cm/domain";
-import { createTestProject } from "../support/project";
+import { PROFILE_LIST_PAGE_IDS, PROFILE_LIST_SCAN_ROWS, profileKeySecrets } from "@cm/db";
+import { MAX_LINKED_IDS, profileKeysWith, type Profile, type ProfilePage } from "@cm/domain";
+import { PROJECT_POOL_SHARE } from "@cm/gateway";
+import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
@@ -17,23 +18,58 @@ async function get(path: string, key = stack.project.apiKey) {
   return { status: response.status, body: await response.json() };
 }
 
-/** Every profile of the list, following next_cursor; and how many pages it took. */
-async function listAll(query: string, key = stack.project.apiKey): Promise<{ profiles: Profile[]; pages: number }> {
-  const profiles: Profile[] = [];
+/** Every page of the list, following next_cursor. */
+async function listPages(query: string, key = stack.project.apiKey): Promise<Profile[][]> {
+  const pages: Profile[][] = [];
   let cursor: string | null = null;
-  let pages = 0;
   do {
     const reply = await get(`/users?${query}${cursor === null ? "" : `&cursor=${cursor}`}`, key);
     expect(reply.status).toBe(200);
     const page = reply.body as ProfilePage;
-    profiles.push(...page.data);
+    pages.push(page.data);
     cursor = page.next_cursor;
-    pages += 1;
   } while (cursor !== null);
-  return { profiles, pages };
+  return pages;
+}
+
+/** Every profile of the list, following next_cursor; and how many pages it took. */
+async function listAll(query: string, key = stack.project.apiKey): Promise<{ profiles: Profile[]; pages: number }> {
+  const pages = await listPages(query, key);
+  return { profiles: pages.flat(), pages: pages.length };
 }
 
 const ids = (profiles: Profile[]) => profiles.map((profile) => profile.id).sort();
+
+let linked: Promise<{ project: TestProject; users: string[]; single: string[] }> | undefined;
+
+/**
+ * A project of three users of MAX_LINKED_IDS ids each (anonymous ids reidentified into the
+ * user's) and ten of one id, made once for the tests that need it.
+ */
+function linkedProject() {
+  linked ??= (async () => {
+    const project = await createTestProject(stack.db.sql, "linked");
+    const keyOf = profileKeysWith(await profileKeySecrets(stack.db.sql, [project.id]));
+    const users = ["linked-0", "linked-1", "linked-2"];
+    for (const [n, user] of users.entries()) {
+      const userIds = [user, ...Array.from({ length: MAX_LINKED_IDS - 1 }, (_, i) => `anonymous-${n}-${i}`)];
+      const keys = userIds.map((id) => keyOf(project.id, id));
+      await stack.db.sql`
+        INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t)
+        SELECT ${project.id}, key, id, 1000, 1000 FROM unnest(${userIds}::text[], ${keys}::text[]) AS s(id, key)`;
+      await stack.db.sql`
+        INSERT INTO profile_links (project_id, from_key, to_key, t)
+        SELECT ${project.id}, from_key, ${keys[0] as string}, 2000 FROM unnest(${keys.slice(1)}::text[]) AS from_key`;
+    }
+    const single = Array.from({ length: 10 }, (_, n) => `single-${n}`);
+    await stack.db.sql`
+      INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t)
+      SELECT ${project.id}, key, id, 1000, 1000
+        FROM unnest(${single}::text[], ${single.map((id) => keyOf(project.id, id))}::text[]) AS s(id, key)`;
+    return { project, users, single };
+  })();
+  return linked;
+}
 
 beforeAll(async () => {
   stack = await createTestStack("profile_list");
@@ -107,14 +143,45 @@ describe("GET /api/v2/users", () => {
     const count = PROFILE_LIST_SCAN_ROWS * 2 + 10;
     const userIds = Array.from({ length: count }, (_, n) => `many-${n}`);
     const tagged = userIds.filter((_, n) => n % 1000 === 7);
+    // One address for all: an email index finds them all, and reads a bounded number too.
     await stack.db.sql`
-      INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t, tags)
-      SELECT ${project.id}, key, id, 1000, 1000,
+      INSERT INTO profiles (project_id, key, external_id, created_t, last_created_t, email, tags)
+      SELECT ${project.id}, key, id, 1000, 1000, '{"t": 1000, "v": "Shared@example.com"}',
              CASE WHEN id = ANY(${tagged}::text[]) THEN '{"rare": {"t": 1000, "v": true}}'::jsonb ELSE '{}' END
         FROM unnest(${userIds}::text[], ${userIds.map((id) => keyOf(project.id, id))}::text[]) AS s(id, key)`;
-    const { profiles, pages } = await listAll("tag=rare&limit=100", project.apiKey);
-    expect(ids(profiles)).toEqual([...tagged].sort());
-    expect(pages).toBe(3);
+    for (const query of ["tag=rare&limit=100", "email=shared%40example.com&tag=rare&limit=100"]) {
+      const { profiles, pages } = await listAll(query, project.apiKey);
+      expect(ids(profiles), query).toEqual([...tagged].sort());
+      expect(pages, query).toBe(3);
+    }
+  });
+
+  it("merges the rows of at most PROFILE_LIST_PAGE_IDS ids a page, and its pages still list every profile once", async () => {
+    const { project, users, single } = await linkedProject();
+    const pages = await listPages("limit=100", project.apiKey);
+    for (const page of pages) {
+      const linkedOnPage = page.filter((profile) => users.includes(profile.id));
+      expect(linkedOnPage.length * MAX_LINKED_IDS).toBeLessThanOrEqual(PROFILE_LIST_PAGE_IDS);
+    }
+    expect(ids(pages.flat())).toEqual([...users, ...single].sort());
+  });
+
+  it("lets one project's pages hold at most PROJECT_POOL_SHARE of the gateway's connections, however many it asks at once", async () => {
+    const { project } = await linkedProject();
+    let pending = true;
+    const pages = Promise.all(Array.from({ length: 20 }, () => get("/users?limit=100", project.apiKey))).finally(
+      () => (pending = false),
+    );
+    let most = 0;
+    while (pending) {
+      const [row] = await stack.db.sql<{ busy: number }[]>`
+        SELECT count(*)::integer AS busy FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = 'cm-gateway' AND state = 'active'`;
+      most = Math.max(most, (row as { busy: number }).busy);
+    }
+    expect((await pages).map((reply) => reply.status)).toEqual(Array(20).fill(200));
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(PROJECT_POOL_SHARE);
   });
 
   it("lists a profile whose last event is of any year the API takes, as the profile read shows it", async () => {

@@ -1,8 +1,12 @@
 import { readFile } from "node:fs/promises";
+import { connect as connectTcp, type Socket } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { profileKeySecrets, recordDeadLetter } from "@cm/db";
+import { startGateway } from "@cm/gateway";
 import { profileKeysWith, RefusedInput, type UserExport } from "@cm/domain";
+import { testLogger } from "../support/logs";
+import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
@@ -24,14 +28,46 @@ async function keyOf(id: string): Promise<string> {
   return profileKeysWith(await profileKeySecrets(stack.db.sql, [stack.project.id]))(stack.project.id, id);
 }
 
-/** Events stored as a worker stores them, `count` of them a minute apart, so that the export reads several cursor batches. */
-async function storeEvents(id: string, count: number) {
+/**
+ * Events stored as a worker stores them, `count` of them a minute apart, so that the export reads
+ * several pages, each with `padding` characters of data.
+ */
+async function storeEvents(id: string, count: number, padding = 0) {
   const key = await keyOf(id);
   await stack.db.sql`
     INSERT INTO events (project_id, user_key, id, name, name_key, data, source, created_at, received_at)
-    SELECT ${stack.project.id}, ${key}, gen_random_uuid(), 'Seen ' || g, 'seen' || g, jsonb_build_object('n', g), NULL,
+    SELECT ${stack.project.id}, ${key}, gen_random_uuid(), 'Seen ' || g, 'seen' || g,
+           jsonb_build_object('n', g, 'padding', repeat('x', ${padding})), NULL,
            now() - make_interval(mins => ${count} - g), now()
       FROM generate_series(1, ${count}) AS g`;
+}
+
+/**
+ * Sockets that ask for `id`'s export and stop reading once its first bytes came: what they were
+ * sent fills the socket buffers and the gateway can write no more.
+ */
+async function stalledExports(url: string, id: string, count: number): Promise<Socket[]> {
+  const { port } = new URL(url);
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const socket = connectTcp(Number(port), "127.0.0.1");
+      socket.on("error", () => {});
+      socket.write(
+        `GET /api/v2/users/${id}/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${stack.project.apiKey}\r\n\r\n`,
+      );
+      await new Promise((resolve) => socket.once("data", resolve));
+      socket.pause();
+      return socket;
+    }),
+  );
+}
+
+/** The gateway's queries under way or holding a transaction: connections a reader ties up. */
+async function busyGatewayConnections(): Promise<number> {
+  const [row] = await stack.db.sql<{ busy: number }[]>`
+    SELECT count(*)::integer AS busy FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name = 'cm-gateway' AND state <> 'idle'`;
+  return (row as { busy: number }).busy;
 }
 
 beforeAll(async () => {
@@ -130,6 +166,66 @@ describe("GET /api/v2/users/:id/export", () => {
     await send("/users/delete", { id: "exp-2" });
     await waitFor("exp-2 erased", async () => ((await exported("exp-2")).status === 404 ? true : undefined));
     expect((await exported("nobody")).status).toBe(404);
+  });
+
+  it("holds no database connection while a client does not read the answer", async () => {
+    // 2,550 events of 4 KB: 10 MB a document, more than the socket buffers take.
+    await storeEvents("exp-big", 2_550, 4_000);
+    await send("/users/track", { id: "exp-big" });
+    const other = await createTestProject(stack.db.sql, "other");
+    await sendAccepted(base, other.authToken, "/users/track", { id: "other-1" });
+    await waitFor("the other project's profile applied", async () => {
+      const response = await fetch(`${base}/api/v2/users/other-1`, { headers: { authorization: other.apiKey } });
+      return response.status === 200 ? true : undefined;
+    });
+    // A project whose credentials the gateway has not looked up yet.
+    const fresh = await createTestProject(stack.db.sql, "fresh");
+
+    // As many stalled readers as the gateway's pool has connections.
+    const sockets = await stalledExports(base, "exp-big", 10);
+    try {
+      await waitFor("no connection held by the stalled exports", async () =>
+        (await busyGatewayConnections()) === 0 ? true : undefined,
+      );
+      const read = await fetch(`${base}/api/v2/users/other-1`, {
+        headers: { authorization: other.apiKey },
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(read.status).toBe(200);
+      const identify = await fetch(`${base}/api/v2/users/track?auth_token=${fresh.authToken}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id: "fresh-1" }),
+        signal: AbortSignal.timeout(15_000),
+      });
+      expect(identify.status).toBe(200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+    const whole = (await exported("exp-big")).body as UserExport;
+    expect(whole.events).toHaveLength(2_550);
+    expect(new Set(whole.events.map((event) => event.id)).size).toBe(2_550);
+    expect(whole.events.map((event) => (event.data as { n: number }).n)).toEqual(
+      Array.from({ length: 2_550 }, (_, n) => n + 1),
+    );
+  });
+
+  it("closes the connection of a client that stopped reading for HTTP_STALL_TIMEOUT_MS", async () => {
+    await storeEvents("exp-stall", 2_550, 4_000);
+    await send("/users/track", { id: "exp-stall" });
+    const gateway = await startGateway({ ...stack.config, httpStallTimeoutMs: 1_000 }, testLogger("user_export_stall"));
+    const sockets = await stalledExports(gateway.url, "exp-stall", 1);
+    try {
+      await waitFor("the stalled connection closed", async () => {
+        const open = await new Promise<number>((resolve, reject) =>
+          gateway.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+        );
+        return open === 0 ? true : undefined;
+      });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await gateway.stop();
+    }
   });
 
   it("answers 401 without a key and 403 without profile:read", async () => {

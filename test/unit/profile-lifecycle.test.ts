@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  aliasComponents,
   aliasGroup,
   canonicalKey,
   emptyState,
@@ -135,6 +136,32 @@ describe("reidentify aliases", () => {
     expect(aliasGroup(edges, "i:0")).toHaveLength(5_000);
     expect(aliasGroup(edges, "i:0", 10)).toEqual(["i:0"]);
     expect(canonicalKey(edges, "i:0")).toBe("i:1");
+  });
+
+  it("gives the keys of a page their profiles in one walk: each key's aliasGroup and the links among them", () => {
+    const edges = fc.sample(
+      fc.array(
+        fc.record({
+          from: fc.constantFrom("i:a", "i:b", "i:c", "i:d", "i:e"),
+          to: fc.constantFrom("i:f", "i:g", "i:h"),
+          t: fc.nat(9),
+        }),
+        {
+          maxLength: 6,
+        },
+      ),
+      200,
+    );
+    const keys = ["i:a", "i:c", "i:f", "i:z"];
+    for (const links of edges) {
+      const components = aliasComponents(links, keys);
+      for (const key of keys) {
+        const component = components.get(key);
+        expect(component?.keys).toEqual(aliasGroup(links, key));
+        expect(component?.edges).toEqual(links.filter((edge) => component?.keys.includes(edge.from)));
+        expect(canonicalKey(component?.edges ?? [], key)).toBe(canonicalKey(links, key));
+      }
+    }
   });
 
   it("names a profile by the new id of its latest reidentify, and groups every id it had", () => {

@@ -9,11 +9,14 @@ import type { BodyBudget } from "./body/body-budget";
 import type { IdempotentReplies } from "./idempotent-replies";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { MicroBatcher } from "./micro-batcher";
+import type { PoolShares } from "./pool-shares";
 import type { GatewayMetrics } from "./metrics";
 
 /** What the routes need, built once at start-up (main.ts) or by a test. */
 export interface GatewayDeps {
   sql: Sql;
+  /** Each project's share of `sql`'s connections, held while a key-authenticated operation runs. */
+  poolShares: PoolShares;
   redis: Redis;
   identifyQueue: Queue<IdentifyJobData>;
   eventsQueue: Queue<EventsJobData>;

@@ -22,6 +22,7 @@ import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
 import { MicroBatcher, type MicroBatcherOptions } from "./micro-batcher";
+import { PoolShares } from "./pool-shares";
 import { createGatewayMetrics } from "./metrics";
 
 export interface RunningGateway {
@@ -33,6 +34,11 @@ export interface RunningGateway {
 }
 
 const REDIS_START_WAIT_MS = 5_000;
+
+/** Connections of the pool the operations read and write on (credentials have a pool apart)... */
+const POOL_SIZE = 10;
+/** ...and how many of them one project's operations may hold at once. */
+export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
 
 /** Producers queue no command while disconnected, so the start-up check waits for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
@@ -50,8 +56,16 @@ async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
  * What the routes use, made from the config around the given Redis and Postgres clients: the
  * queues, batchers, caches and limits. startGateway serves it; bench/journeys.mjs's baseline
  * serves it with a Postgres client that answers at once, so that both run the same app.
+ * Credentials are looked up on `credentialSql`, a pool apart, so that no read can keep a request
+ * waiting for its credential.
  */
-export function gatewayDeps(config: Config, logger: Logger, redis: Redis, sql: Sql): GatewayDeps {
+export function gatewayDeps(
+  config: Config,
+  logger: Logger,
+  redis: Redis,
+  sql: Sql,
+  credentialSql: Sql = sql,
+): GatewayDeps {
   const queue = identifyQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
   const trackQueue = eventsQueue(redis, config.queuePrefix);
@@ -69,11 +83,12 @@ export function gatewayDeps(config: Config, logger: Logger, redis: Redis, sql: S
 
   return {
     sql,
+    poolShares: new PoolShares(PROJECT_POOL_SHARE),
     redis,
     identifyQueue: queue,
     eventsQueue: trackQueue,
     topicFanoutQueue: fanoutQueue,
-    credentials: new CredentialCache((token) => findCredential(sql, token), {
+    credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
       lookupsPerSecond: config.unknownTokenLookupsPerSecond,
     }),
     rateLimiter: new RateLimiter(
@@ -123,9 +138,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   } else {
     logger.warn("Redis unreachable at start: readiness stays red until it answers, and checks its settings then");
   }
-  const sql = connect(config.databaseUrl, { max: 10, applicationName: "cm-gateway" });
-  const deps = gatewayDeps(config, logger, redis, sql);
+  const sql = connect(config.databaseUrl, { max: POOL_SIZE, applicationName: "cm-gateway" });
+  const credentialSql = connect(config.databaseUrl, { max: 2, applicationName: "cm-gateway-credentials" });
+  const deps = gatewayDeps(config, logger, redis, sql, credentialSql);
 
+  const handle = createApp(deps).callback();
   // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
   const server = createServer(
     {
@@ -133,7 +150,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       requestTimeout: config.httpRequestTimeoutMs,
       connectionsCheckingInterval: 1_000,
     },
-    createApp(deps).callback(),
+    (request, response) => {
+      // A client that stopped reading (an export it asked for, a page) is let go: what its answer
+      // holds (the pages read ahead, the socket) is held no longer than this.
+      response.setTimeout(config.httpStallTimeoutMs, () => response.destroy());
+      return handle(request, response);
+    },
   );
   server.maxConnections = config.httpMaxConnections;
   server.on("clientError", answerClientError);
@@ -154,7 +176,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
       await Promise.all([deps.identifyQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
       redis.disconnect();
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();
     return stopping;
   };

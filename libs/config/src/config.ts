@@ -28,6 +28,11 @@ export interface Config {
   /** A client must send a request's headers within this long, and the whole request within the next. */
   httpHeadersTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   httpRequestTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
+  /**
+   * A connection serving a request on which no byte moves for this long is closed: a client that
+   * stopped reading its answer holds the gateway's memory and sockets no longer than this.
+   */
+  httpStallTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /** The dashboard may retry, clean, pause and promote jobs; read-only otherwise. */
   adminQueuesWritable: boolean;
   /** The gateway writes accepted identifies to the queue in batches of at most this many... */
@@ -115,6 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpMaxConnections: numberOr(env.HTTP_MAX_CONNECTIONS, 10_000),
     httpHeadersTimeoutMs: numberOr(env.HTTP_HEADERS_TIMEOUT_MS, 10_000),
     httpRequestTimeoutMs: numberOr(env.HTTP_REQUEST_TIMEOUT_MS, 30_000),
+    httpStallTimeoutMs: numberOr(env.HTTP_STALL_TIMEOUT_MS, 30_000),
     identifyBatchSize: numberOr(env.IDENTIFY_BATCH_SIZE, 500),
     identifyBatchMaxBytes: numberOr(env.IDENTIFY_BATCH_MAX_BYTES, 1024 * 1024),
     identifyBatchWaitMs: numberOr(env.IDENTIFY_BATCH_WAIT_MS, 2),

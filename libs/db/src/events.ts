@@ -243,21 +243,51 @@ export async function eventsOfKeys(
      ORDER BY user_key, created_at, id`;
 }
 
+/** Where a read of events oldest first goes on: after this event. */
+export interface EventPosition {
+  /** Its created_at in µs since the epoch: exact, where a Date would drop the µs Postgres keeps. */
+  createdAtUs: string;
+  id: string;
+}
+
+/** A page of events, and where the next starts (null after the last). */
+export interface EventPage {
+  events: StoredEvent[];
+  next: EventPosition | null;
+}
+
 /**
- * Every event of a user's ids, oldest first, read `perRead` at a time from one cursor (a user's
- * events may be more than a response should hold in memory).
+ * A page of the events of a user's ids, oldest first (ties by id), after `after`: one short
+ * query, so that a reader who pages through them holds no connection in between.
  */
-export function everyUserEvent(
+export async function userEventsAfter(
   sql: Db,
   projectId: number,
   keys: readonly string[],
-  perRead: number,
-): AsyncIterable<StoredEvent[]> {
-  return sql<StoredEvent[]>`
-    SELECT ${sql(STORED_EVENT_COLUMNS)}
+  after: EventPosition | null,
+  limit: number,
+): Promise<EventPage> {
+  // One key (most users) by equality: its index gives the events in order, and the page reads
+  // `limit` of them; `= ANY` of several keys sorts the user's events after `after` each page.
+  const ofUser =
+    keys.length === 1 ? sql`user_key = ${keys[0] as string}` : sql`user_key = ANY(${keys as string[]}::text[])`;
+  const rows = await sql<(StoredEvent & { created_at_us: string })[]>`
+    SELECT ${sql(STORED_EVENT_COLUMNS)}, (extract(epoch FROM created_at) * 1000000)::bigint AS created_at_us
       FROM events
-     WHERE project_id = ${projectId} AND user_key = ANY(${keys as string[]}::text[])
-     ORDER BY created_at, id`.cursor(perRead);
+     WHERE project_id = ${projectId} AND ${ofUser}
+       ${
+         after === null
+           ? sql``
+           : sql`AND (created_at, id) > (timestamptz 'epoch' + ${after.createdAtUs}::bigint * interval '1 microsecond',
+                                         ${after.id}::uuid)`
+       }
+     ORDER BY created_at, id
+     LIMIT ${limit}`;
+  const last = rows.length === limit ? rows[limit - 1] : undefined;
+  return {
+    events: rows.map(({ created_at_us: _, ...event }) => event),
+    next: last === undefined ? null : { createdAtUs: last.created_at_us, id: last.id },
+  };
 }
 
 /** The events of a user's ids, newest first (ties by id), one page and one more to tell if there is a next. */

@@ -1,12 +1,14 @@
+import { setImmediate as nextTurn } from "node:timers/promises";
 import {
-  aliasGroup,
+  aliasComponents,
   canonicalKey,
   linkedState,
+  MAX_LINKED_IDS,
   profilePassesFilter,
-  rowPassesFilter,
   visibleProfile,
   type ProfileFields,
   type ProfileFilter,
+  type AliasComponent,
   type ProfileListRequest,
   type VisibleProfile,
 } from "@cm/domain";
@@ -15,11 +17,18 @@ import { linkedComponents } from "./profile-links";
 import { findProfiles, type StoredProfile } from "./profiles";
 
 /**
- * The most rows one page of a list reads when no index serves its filter (anything but email):
- * a page then costs the same whatever the filter matches, and may hold fewer profiles than asked,
- * or none, with a cursor to go on (docs/api.md "List users").
+ * The most rows one page of a list reads (of the address, with an email): a page then costs the
+ * same whatever the filter matches, and may hold fewer profiles than asked, or none, with a
+ * cursor to go on (docs/api.md "List users").
  */
 export const PROFILE_LIST_SCAN_ROWS = 2_000;
+
+/**
+ * The most ids whose rows one page merges into the profiles it lists: a page whose next profile
+ * would pass it ends before that profile, with a cursor to go on. At least MAX_LINKED_IDS, so that
+ * any profile fits a page of its own.
+ */
+export const PROFILE_LIST_PAGE_IDS = 2 * MAX_LINKED_IDS;
 
 /** A profile's rows merged as every read shows them. */
 export interface ShownProfile {
@@ -69,7 +78,10 @@ export interface ProfileListScan {
   nextAfterKey: string | null;
 }
 
-/** The condition on one row: libs/domain's rowPassesFilter, read the same way. */
+/**
+ * The condition on one row: libs/domain's profilePassesFilter, read on the row alone. A profile
+ * passes only if one of its rows does (its values are each some row's).
+ */
 function rowPasses(sql: Db, filter: ProfileFilter) {
   return sql`(${filter.email === null ? sql`TRUE` : sql`email_lookup = ${filter.email}`}
               AND ${filter.tag === null ? sql`TRUE` : sql`(tags -> ${filter.tag} ->> 'v') = 'true'`}
@@ -89,14 +101,13 @@ async function scanProfileList(
 ): Promise<ProfileListScan> {
   // Every key is "h:…", after the empty text in any collation.
   const after = afterKey ?? "";
-  // Where a page stops however few rows pass, read from the primary key's index alone; the
-  // email index finds an address's few rows without one.
-  const [bound] =
-    filter.email !== null
-      ? []
-      : await sql<{ key: string }[]>`
-          SELECT key FROM profiles WHERE project_id = ${projectId} AND key > ${after}
-           ORDER BY key OFFSET ${PROFILE_LIST_SCAN_ROWS - 1} LIMIT 1`;
+  // Where a page stops however few rows pass, read from an index alone: the primary key's, or
+  // the email index's, which holds an address's rows in key order (an address may have many).
+  const [bound] = await sql<{ key: string }[]>`
+    SELECT key FROM profiles
+     WHERE project_id = ${projectId} AND key > ${after}
+       ${filter.email === null ? sql`` : sql`AND email_lookup = ${filter.email}`}
+     ORDER BY key OFFSET ${PROFILE_LIST_SCAN_ROWS - 1} LIMIT 1`;
   const rows = await sql<{ key: string }[]>`
     SELECT key FROM profiles
      WHERE project_id = ${projectId} AND key > ${after}
@@ -117,39 +128,84 @@ export interface ProfilePageRows {
   nextAfterKey: string | null;
 }
 
+/** Of `keys`, those whose rows pass the filter row by row, in the store's key order. */
+async function keysPassing(sql: Db, projectId: number, keys: readonly string[], filter: ProfileFilter) {
+  if (keys.length === 0) return [];
+  const rows = await sql<{ key: string }[]>`
+    SELECT key FROM profiles
+     WHERE project_id = ${projectId} AND key = ANY(${keys as string[]}::text[]) AND ${rowPasses(sql, filter)}
+     ORDER BY key`;
+  return rows.map((row) => row.key);
+}
+
 /**
  * A page of the project's profiles that pass the filter (docs/api.md "List users"). The store
  * lists rows, and a reidentified user has one per id: a profile is listed at the first of its
  * rows (in key order) that passes, and only there, so once in the whole list whichever of its
- * rows the filter finds; and as its rows merged show it (libs/domain visibleProfile).
+ * rows the filter finds; and as its rows merged show it (libs/domain visibleProfile). Only the
+ * rows of the profiles listed on the page are read, at most PROFILE_LIST_PAGE_IDS of them.
  */
 export async function findProfilePage(
   sql: Db,
   projectId: number,
   request: ProfileListRequest,
 ): Promise<ProfilePageRows> {
-  const { keys, nextAfterKey } = await scanProfileList(sql, projectId, request);
-  const { links } = await linkedComponents(sql, projectId, keys);
-  const groups = keys.map((key) => ({ key, keys: aliasGroup(links, key) }));
-  const rows = await findProfiles(sql, projectId, [...new Set(groups.flatMap((group) => group.keys))]);
-  const rowOf = new Map(rows.map((row) => [row.key, row]));
+  const scan = await scanProfileList(sql, projectId, request);
+  const { links } = await linkedComponents(sql, projectId, scan.keys);
+  const components = aliasComponents(links, scan.keys);
+  // Where a profile is listed: its first row that passes, found among its ids' keys alone. A key
+  // of no link is its own profile's, and passed the scan.
+  const linkedKeys = [...new Set([...components.values()].filter((c) => c.keys.length > 1))].flatMap((c) => c.keys);
+  const listedAt = new Map<AliasComponent, string>();
+  for (const key of await keysPassing(sql, projectId, linkedKeys, request.filter)) {
+    const component = components.get(key) as AliasComponent;
+    if (!listedAt.has(component)) listedAt.set(component, key);
+  }
 
+  const listed: { key: string; component: AliasComponent }[] = [];
+  let ids = 0;
+  let nextAfterKey = scan.nextAfterKey;
+  let rowsPassed = scan.keys.length;
+  for (const [index, key] of scan.keys.entries()) {
+    const component = components.get(key) as AliasComponent;
+    if (component.keys.length > 1 && listedAt.get(component) !== key) continue;
+    if (listed.length > 0 && ids + component.keys.length > PROFILE_LIST_PAGE_IDS) {
+      // The page ends before this profile: the next starts at its key.
+      nextAfterKey = scan.keys[index - 1] ?? null;
+      rowsPassed = index;
+      break;
+    }
+    ids += component.keys.length;
+    listed.push({ key, component });
+  }
+
+  // In the store's key order (findProfiles'), as the scan and the cursor are.
+  const rows = await findProfiles(
+    sql,
+    projectId,
+    listed.flatMap(({ component }) => component.keys),
+  );
+  const rowsOf = new Map<AliasComponent, StoredProfile[]>();
+  for (const row of rows) {
+    const component = components.get(row.key) as AliasComponent;
+    const rowsSoFar = rowsOf.get(component);
+    if (rowsSoFar === undefined) rowsOf.set(component, [row]);
+    else rowsSoFar.push(row);
+  }
   const profiles: ProfileRows[] = [];
-  for (const group of groups) {
-    // In the store's key order (findProfiles'), which the scan and the cursor follow too.
-    const inGroup = new Set(group.keys);
-    const groupRows = rows.filter((row) => inGroup.has(row.key));
-    const firstPassing = groupRows.find((row) => rowPassesFilter(row.state, row.updatedAt.getTime(), request.filter));
-    if (firstPassing?.key !== group.key) continue;
+  for (const [index, { key, component }] of listed.entries()) {
+    // Merging a profile of 1,000 ids takes milliseconds: other requests' turns come between them.
+    if (index > 0) await nextTurn();
+    const groupRows = rowsOf.get(component) ?? [];
     const shown = shownProfile(groupRows);
     if (shown === null || !profilePassesFilter(shown.visible, shown.updatedAt, request.filter)) continue;
-    const shownKey = canonicalKey(links, group.key);
+    const shownKey = canonicalKey(component.edges, key);
     // The id of the latest reidentify, else (an erasure left that row without it) one the profile still holds.
-    const id = [rowOf.get(shownKey), ...groupRows].find(
+    const id = [groupRows.find((row) => row.key === shownKey), ...groupRows].find(
       (row) => row !== undefined && row.externalId !== null,
     )?.externalId;
     if (id === undefined || id === null) continue;
-    profiles.push({ id, keys: group.keys, rows: groupRows, shown });
+    profiles.push({ id, keys: component.keys, rows: groupRows, shown });
   }
-  return { profiles, rowsPassed: keys.length, nextAfterKey };
+  return { profiles, rowsPassed, nextAfterKey };
 }

@@ -9,14 +9,8 @@ export interface AliasEdge {
   t: number;
 }
 
-/**
- * The keys that name one profile: every key linked to `key` by reidentifies stamped at or
- * before `until`, in either direction (renaming onto an id that already names a profile merges
- * the two). Sorted; `key` alone when it was never reidentified.
- */
-export function aliasGroup(edges: readonly AliasEdge[], key: string, until = Infinity): string[] {
-  // A walk over each key's neighbours: linear in the links, whatever order they come in (passes
-  // over the list until nothing grew took 1.3 s for a chain of 5,000 ids listed in reverse).
+/** Each key's neighbours by the links stamped at or before `until`, in either direction. */
+function neighboursOf(edges: readonly AliasEdge[], until: number): Map<string, string[]> {
   const neighbours = new Map<string, string[]>();
   const link = (a: string, b: string) => {
     const list = neighbours.get(a);
@@ -28,6 +22,11 @@ export function aliasGroup(edges: readonly AliasEdge[], key: string, until = Inf
     link(from, to);
     link(to, from);
   }
+  return neighbours;
+}
+
+/** Every key reachable from `key`, `key` included, unsorted. */
+function reachable(neighbours: ReadonlyMap<string, readonly string[]>, key: string): Set<string> {
   const group = new Set([key]);
   const pending = [key];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
@@ -37,7 +36,42 @@ export function aliasGroup(edges: readonly AliasEdge[], key: string, until = Inf
       pending.push(other);
     }
   }
-  return [...group].sort();
+  return group;
+}
+
+/**
+ * The keys that name one profile: every key linked to `key` by reidentifies stamped at or
+ * before `until`, in either direction (renaming onto an id that already names a profile merges
+ * the two). Sorted; `key` alone when it was never reidentified.
+ */
+export function aliasGroup(edges: readonly AliasEdge[], key: string, until = Infinity): string[] {
+  // A walk over each key's neighbours: linear in the links, whatever order they come in (passes
+  // over the list until nothing grew took 1.3 s for a chain of 5,000 ids listed in reverse).
+  return [...reachable(neighboursOf(edges, until), key)].sort();
+}
+
+/** One profile's keys (aliasGroup's) and the links between them. */
+export interface AliasComponent {
+  keys: string[];
+  edges: AliasEdge[];
+}
+
+/**
+ * The profile of each of `keys` at once (a page of a list): its keys and its links, the same
+ * object for keys of one profile. One walk over the links in all, where aliasGroup for each key
+ * walks them all again (a page of 100 keys over 25 profiles of 1,000 ids: 100 walks of 25,000).
+ */
+export function aliasComponents(edges: readonly AliasEdge[], keys: readonly string[]): Map<string, AliasComponent> {
+  const neighbours = neighboursOf(edges, Infinity);
+  const components = new Map<string, AliasComponent>();
+  for (const key of keys) {
+    if (components.has(key)) continue;
+    const group = reachable(neighbours, key);
+    const component: AliasComponent = { keys: [...group].sort(), edges: [] };
+    for (const member of group) components.set(member, component);
+  }
+  for (const edge of edges) components.get(edge.from)?.edges.push(edge);
+  return components;
 }
 
 /** Later first; between edges of one stamp, the larger target, so the choice never depends on order. */

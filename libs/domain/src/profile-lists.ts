@@ -1,7 +1,7 @@
 import type { Parsed } from "./events";
 import type { QueryValues } from "./id-pages";
 import type { Problem } from "./problems";
-import type { ProfileState, VisibleProfile } from "./profile-state";
+import type { VisibleProfile } from "./profile-state";
 import { queryReader } from "./query-values";
 
 export const PROFILE_PAGE_DEFAULT = 25;
@@ -73,48 +73,15 @@ export function profileListRequest(query: QueryValues): Parsed<ProfileListReques
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: request };
 }
 
-/** What a filter looks at, of one stored row or of a whole profile. */
-interface FilteredFacts {
-  email: string | null;
-  hasTag(tag: string): boolean;
-  unsubscribed: boolean;
-  updatedAt: number;
-}
-
-function passes(facts: FilteredFacts, filter: ProfileFilter): boolean {
-  return (
-    (filter.email === null || (facts.email !== null && emailLookupForm(facts.email) === filter.email)) &&
-    (filter.tag === null || facts.hasTag(filter.tag)) &&
-    (filter.unsubscribed === null || facts.unsubscribed === filter.unsubscribed) &&
-    (filter.updatedSince === null || facts.updatedAt >= filter.updatedSince)
-  );
-}
-
 /**
- * Whether one stored row passes: the condition libs/db's profile list puts on rows, read the
- * same way. A profile passes only if one of its rows does (its values are each some row's).
+ * Whether a profile, as a reader sees it (its rows merged), passes. libs/db's profile list puts
+ * the same condition on each stored row.
  */
-export function rowPassesFilter(state: ProfileState, updatedAt: number, filter: ProfileFilter): boolean {
-  return passes(
-    {
-      email: state.email?.v ?? null,
-      hasTag: (tag) => state.tags[tag]?.v === true,
-      unsubscribed: state.unsubscribed?.v ?? false,
-      updatedAt,
-    },
-    filter,
-  );
-}
-
-/** Whether a profile, as a reader sees it (its rows merged), passes. */
 export function profilePassesFilter(profile: VisibleProfile, updatedAt: number, filter: ProfileFilter): boolean {
-  return passes(
-    {
-      email: profile.email,
-      hasTag: (tag) => profile.tags.includes(tag),
-      unsubscribed: profile.unsubscribed,
-      updatedAt,
-    },
-    filter,
+  return (
+    (filter.email === null || (profile.email !== null && emailLookupForm(profile.email) === filter.email)) &&
+    (filter.tag === null || profile.tags.includes(filter.tag)) &&
+    (filter.unsubscribed === null || profile.unsubscribed === filter.unsubscribed) &&
+    (filter.updatedSince === null || updatedAt >= filter.updatedSince)
   );
 }

@@ -2,6 +2,7 @@ import type { Credential } from "@cm/db";
 import type { Permission } from "@cm/domain";
 import type Koa from "koa";
 import { ApiError } from "../errors/api-error";
+import type { PoolShares } from "../pool-shares";
 import { enforceRateLimit } from "../rate-limit/enforce";
 import type { RateLimiter } from "../rate-limit/rate-limiter";
 import type { AuthState } from "../state";
@@ -17,12 +18,14 @@ export function apiKeyFromHeader(header: string | undefined): string | null {
 
 /**
  * API-key routes: 401 without a valid key, 403 without the permission, 503 when keys cannot be
- * checked, 429 past the project's rate limit.
+ * checked, 429 past the project's rate limit. The operation then runs within its project's share
+ * of the pool.
  */
 export function requireApiKey(
   cache: CredentialCache,
   permission: Permission,
   limiter: RateLimiter,
+  shares: PoolShares,
 ): Koa.Middleware<AuthState> {
   return async (ctx, next) => {
     const key = apiKeyFromHeader(ctx.get("authorization") || undefined);
@@ -38,7 +41,7 @@ export function requireApiKey(
     if (!credential.permissions.includes(permission)) throw ApiError.forbidden();
     await enforceRateLimit(ctx, limiter, credential.projectId);
     ctx.state.credential = credential;
-    await next();
+    await shares.run(credential.projectId, next);
   };
 }
 

@@ -525,7 +525,8 @@ export const openApiDocument = {
         summary: "Find profiles by email, tag, opt-out or last change, cursor-paginated (permission profile:read)",
         description:
           "Each profile as the profile read shows it, once, under its current id. A page reads at most 2,000 " +
-          "stored profiles when the filter has no index (every filter but `email`): it can hold fewer profiles " +
+          "stored profiles (of the address, with `email`), and merges the stored rows of at most 2,000 ids into " +
+          "the profiles it lists (a profile of many reidentified ids counts each): it can hold fewer profiles " +
           "than `limit`, or none, while `next_cursor` is not null. Follow `next_cursor` until it is null.",
         security: [{ apiKey: [] }],
         parameters: [

@@ -21,7 +21,7 @@ function journeyId(param: string | undefined): number {
  * and the journey list (docs/api.md "List journeys", decisions.md's "journey list").
  */
 export function journeyRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter);
+  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter, deps.poolShares);
 
   router.get<AuthState>("/journeys", readAccess, requireRevision, async (ctx) => {
     const parsed = journeyListRequest(ctx.query);

@@ -13,8 +13,8 @@ import { parseNewTopic, parseTopicPatch } from "../validation";
 
 /** api.md "Update a topic", and the create and list extensions of decisions.md "Topics". */
 export function topicRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter);
-  const writeAccess = requireApiKey(deps.credentials, "campaign:write", deps.rateLimiter);
+  const readAccess = requireApiKey(deps.credentials, "campaign:read", deps.rateLimiter, deps.poolShares);
+  const writeAccess = requireApiKey(deps.credentials, "campaign:write", deps.rateLimiter, deps.poolShares);
 
   router.patch<AuthState>("/topics/:id", writeAccess, requireRevision, readJsonBody, async (ctx) => {
     const id = idFromPath(ctx.params.id);

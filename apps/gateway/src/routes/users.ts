@@ -23,7 +23,7 @@ function credentialProfileKeys(credential: Credential): ProfileKeyOf {
  * (docs/api.md "List users").
  */
 export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter);
+  const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter, deps.poolShares);
 
   router.get<AuthState>("/users", readAccess, requireRevision, async (ctx) => {
     const request = profileListRequest(ctx.query);

@@ -1,20 +1,22 @@
 import { Readable } from "node:stream";
-import { deadLettersOfProfiles, everyUserEvent, userEventOf } from "@cm/db";
+import { deadLettersOfProfiles, userEventOf, userEventsAfter, type EventPage, type EventPosition } from "@cm/db";
 import type { ProfileKeyOf, UserExport } from "@cm/domain";
 import type { GatewayDeps } from "../deps";
 import { NotFound } from "./errors";
 import { linkedProfileOf } from "./read-profile";
 
-const EVENTS_PER_READ = 500;
+/** Events a page: the most an export holds at once is about two pages (one written, one read). */
+const EXPORT_EVENTS_PER_PAGE = 100;
 
 /**
  * docs/api.md "Export a user": everything stored about the user `ref` names, its linked ids'
  * included, as one JSON document (UserExport) for a data-subject access request. The events are
- * streamed from a cursor, so that a user with many costs the gateway no more memory than a few.
- * A user of whom nothing is stored is unknown (404).
+ * read a page at a time, and a page only once the client took the one before: a user with many
+ * costs the gateway no more memory than a few, and a client that stops reading holds no database
+ * connection (each page is a query of its own). A user of whom nothing is stored is unknown (404).
  */
 export async function exportUser(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Pick<GatewayDeps, "sql" | "poolShares">,
   projectId: number,
   ref: string,
   keyOf: ProfileKeyOf,
@@ -30,15 +32,23 @@ export async function exportUser(
     ids: [...new Set(rows.flatMap((row) => row.externalId ?? []))].sort(),
     dead_letters: deadLetters.map((letter) => ({ ...letter, created_at: letter.created_at.toISOString() })),
   };
+  // Read after the operation ended, as the client takes the document: within its share again.
+  const pageAfter = (after: EventPosition | null): Promise<EventPage> =>
+    deps.poolShares.run(projectId, () => userEventsAfter(deps.sql, projectId, keys, after, EXPORT_EVENTS_PER_PAGE));
   async function* document() {
     yield `${JSON.stringify(head).slice(0, -1)},"events":[`;
-    let first = true;
-    for await (const events of everyUserEvent(deps.sql, projectId, keys, EVENTS_PER_READ)) {
-      const text = events.map((event) => JSON.stringify(userEventOf(event))).join(",");
-      yield first ? text : `,${text}`;
-      first = false;
-    }
+    let separator = "";
+    let after: EventPosition | null = null;
+    do {
+      const page = await pageAfter(after);
+      if (page.events.length > 0) {
+        yield separator + page.events.map((event) => JSON.stringify(userEventOf(event))).join(",");
+        separator = ",";
+      }
+      after = page.next;
+    } while (after !== null);
     yield "]}";
   }
-  return Readable.from(document());
+  // One page read ahead at most: the next is read when the socket took this one.
+  return Readable.from(document(), { highWaterMark: 1 });
 }

@@ -10,14 +10,13 @@ export async function listProfiles(
   request: ProfileListRequest,
 ): Promise<ProfilePage> {
   const { profiles, nextAfterKey } = await findProfilePage(deps.sql, projectId, request);
-  const [topics, events] = await Promise.all([
-    allTopicsOfProject(deps.sql, projectId),
-    eventSummaries(
-      deps.sql,
-      projectId,
-      profiles.flatMap((profile) => profile.keys),
-    ),
-  ]);
+  // One query at a time: an operation holds one connection of its project's share (PoolShares).
+  const topics = await allTopicsOfProject(deps.sql, projectId);
+  const events = await eventSummaries(
+    deps.sql,
+    projectId,
+    profiles.flatMap((profile) => profile.keys),
+  );
   return {
     data: profiles.map((profile) => profileResource(profile, topics, events)),
     next_cursor: nextAfterKey === null ? null : profileCursor(nextAfterKey),

@@ -35,10 +35,9 @@ export async function linkedProfileOf(
   if (unstorableText(ref) !== null) throw new NotFound("profile");
   const { key, keys, rows } = await findLinkedProfile(deps.sql, projectId, keyOf(projectId, ref));
   const shown = shownProfile(rows);
-  const [topics, summaries] = await Promise.all([
-    shown === null ? [] : allTopicsOfProject(deps.sql, projectId),
-    eventSummaries(deps.sql, projectId, keys),
-  ]);
+  // One query at a time: an operation holds one connection of its project's share (PoolShares).
+  const topics = shown === null ? [] : await allTopicsOfProject(deps.sql, projectId);
+  const summaries = await eventSummaries(deps.sql, projectId, keys);
   const id = rows.find((row) => row.key === key)?.externalId ?? ref;
   const profile = shown === null ? null : profileResource({ id, keys, rows, shown }, topics, summaries);
   return { keys, rows, eventSummaries: summaries, profile };
