@@ -4,6 +4,30 @@ import importPlugin from "eslint-plugin-import";
 import globals from "globals";
 import tseslint from "typescript-eslint";
 
+/**
+ * The folders of libs/domain from the bottom up (docs/code.md "libs/domain in layers"): each imports only
+ * itself and the folders before it, so the kernel imports nothing else of the domain and
+ * requests and resources sit on top. scripts/check-import-cycles.mjs finds any cycle left.
+ */
+const DOMAIN_LAYERS = ["kernel", "access", "topics", "journeys", "profiles", "events", "requests", "resources"];
+
+const domainLayerRules = DOMAIN_LAYERS.map((folder, index) => ({
+  files: [`libs/domain/src/${folder}/**/*.ts`],
+  rules: {
+    "@typescript-eslint/no-restricted-imports": [
+      "error",
+      {
+        patterns: [
+          {
+            group: ["@cm/domain", "../index", ...DOMAIN_LAYERS.slice(index + 1).map((above) => `../${above}/*`)],
+            message: `libs/domain/src/${folder} imports only ${DOMAIN_LAYERS.slice(0, index + 1).join(", ")} (a layer below it or its own)`,
+          },
+        ],
+      },
+    ],
+  },
+}));
+
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", "bench/results/**", "bench/.prof/**", ".data/**"] },
   js.configs.recommended,
@@ -46,6 +70,7 @@ export default tseslint.config(
       ],
     },
   },
+  ...domainLayerRules,
   {
     // Tests read arbitrary JSON answers; the rule guards the shipped code.
     files: ["test/**", "bench/**"],

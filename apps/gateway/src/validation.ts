@@ -11,7 +11,7 @@ import { ApiError } from "./errors/api-error";
 
 // Parsing topic bodies into the types the use cases take, with typia. A body that is not its
 // type is the client's error, named field by field in plain words. The bodies of Vero's users
-// API are read in libs/domain (operation-requests.ts), where a batch reads them too.
+// API are read in libs/domain (requests/operation-requests.ts), where a batch reads them too.
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();

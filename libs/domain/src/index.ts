@@ -1,25 +1,39 @@
-export * from "./aliases";
-export * from "./batch";
-export * from "./credential-token";
-export * from "./events";
-export * from "./export-lines";
-export * from "./id-pages";
-export * from "./identify";
-export * from "./journey";
-export * from "./journey-graph";
-export * from "./json";
-export * from "./operation-requests";
-export * from "./permissions";
-export * from "./problems";
-export * from "./profile-keys";
-export * from "./profile-lists";
-export * from "./profile-operations";
-export * from "./profile-requests";
-export * from "./profile-state";
-export * from "./resource-id";
-export * from "./resources";
-export * from "./revision";
-export * from "./stamp";
-export * from "./token-bucket";
-export * from "./topic";
-export * from "./validation-problems";
+// The public entry of @cm/domain, layer by layer (docs/code.md "libs/domain"): the kernel imports
+// nothing else of the domain, a concept imports the kernel and the concepts listed before it,
+// requests and resources sit on top. Files within the package import each other, never this one.
+export * from "./kernel/id-pages";
+export * from "./kernel/json";
+export * from "./kernel/problems";
+export type { QueryValues } from "./kernel/query-values";
+export * from "./kernel/resource-id";
+export * from "./kernel/stamp";
+export * from "./kernel/time";
+export * from "./kernel/validation-problems";
+
+export * from "./access/credential-token";
+export * from "./access/permissions";
+export * from "./access/revision";
+export * from "./access/token-bucket";
+
+export * from "./topics/topic";
+
+export * from "./journeys/journey";
+export * from "./journeys/journey-graph";
+
+export * from "./profiles/aliases";
+export * from "./profiles/identify";
+export * from "./profiles/profile-keys";
+export * from "./profiles/profile-lists";
+export * from "./profiles/profile-operations";
+export * from "./profiles/profile-requests";
+export * from "./profiles/profile-state";
+
+export * from "./events/events";
+
+export * from "./requests/batch";
+export * from "./requests/credential-bodies";
+export * from "./requests/operation-requests";
+
+export * from "./resources/export-lines";
+export * from "./resources/resources";
+export * from "./resources/topic-resource";

@@ -1,8 +1,7 @@
 import { createHmac } from "node:crypto";
-import type { TrackedEvent } from "./events";
+import { RefusedInput } from "../kernel/problems";
 import { profileIdOf } from "./identify";
 import type { ProfileOperation } from "./profile-operations";
-import { RefusedInput } from "./problems";
 
 /**
  * The key a profile's rows, links, erasures and events are stored under: a keyed hash of the
@@ -39,9 +38,4 @@ export function withStoredKeys<Operation extends ProfileOperation>(
   const id = operation.id ?? profileIdOf(operation);
   const keyed = { ...operation, key: keyOf(operation.projectId, id), id };
   return operation.op === "reidentify" ? { ...keyed, newKey: keyOf(operation.projectId, operation.newId) } : keyed;
-}
-
-/** A queued event as the workers store it: `key` the stored key of its user. */
-export function eventWithStoredKey(event: TrackedEvent, keyOf: ProfileKeyOf): TrackedEvent {
-  return { ...event, key: keyOf(event.projectId, event.userId) };
 }

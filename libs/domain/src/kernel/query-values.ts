@@ -1,7 +1,9 @@
-import type { QueryValues } from "./id-pages";
-import { parseTimestamp, TIMESTAMP_RULE } from "./identify";
 import { unstorableText } from "./json";
 import type { Problem } from "./problems";
+import { parseTimestamp, TIMESTAMP_RULE } from "./time";
+
+/** A query string's values as Koa gives them (a repeated parameter is a list). */
+export type QueryValues = Record<string, string | string[] | undefined>;
 
 /**
  * Reads single query parameters, collecting a problem for a repeated one (Koa gives a list), for

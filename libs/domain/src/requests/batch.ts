@@ -1,7 +1,9 @@
 import type { tags } from "typia";
-import type { Parsed, TrackBody } from "./events";
-import { MAX_BODY_BYTES, type IdentifyBody } from "./identify";
-import { compactJsonBytesAtMost, jsonObjectFields } from "./json";
+import type { TrackBody } from "../events/events";
+import { compactJsonBytesAtMost, jsonObjectFields, MAX_BODY_BYTES } from "../kernel/json";
+import type { Parsed } from "../kernel/problems";
+import type { IdentifyBody } from "../profiles/identify";
+import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "../profiles/profile-requests";
 import {
   OPERATION_TYPES,
   parseOperation,
@@ -9,7 +11,6 @@ import {
   type OperationType,
   type QueuedOperation,
 } from "./operation-requests";
-import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "./profile-requests";
 
 // POST /batch (docs/bulk.md): many operations of Vero's users API in one request, each read on
 // its own by the reader of its single call, so that one bad item refuses itself only.

@@ -1,8 +1,6 @@
-import type { Parsed } from "./events";
-import type { QueryValues } from "./id-pages";
-import type { Problem } from "./problems";
+import type { Parsed, Problem } from "../kernel/problems";
+import { queryReader, type QueryValues } from "../kernel/query-values";
 import type { VisibleProfile } from "./profile-state";
-import { queryReader } from "./query-values";
 
 export const PROFILE_PAGE_DEFAULT = 25;
 export const PROFILE_PAGE_MAX = 100;

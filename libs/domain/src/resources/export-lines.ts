@@ -1,5 +1,5 @@
+import type { TopicStatus } from "../topics/topic";
 import type { ProfileFields, UserEvent } from "./resources";
-import type { TopicStatus } from "./topic";
 
 // The lines of `ctl export` (docs/bulk.md "Export"): NDJSON, one profile or event a line, in the
 // shape `ctl import` reads back. Times are ISO 8601; topics are named, not numbered, since ids

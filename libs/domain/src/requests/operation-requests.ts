@@ -1,7 +1,9 @@
 import typia, { type IValidation } from "typia";
-import { parseTrack, type Parsed, type TrackContext, type TrackedEvent } from "./events";
-import { toIdentifyEvent, type IdentifyBody, type IdentifyEvent } from "./identify";
-import { jsonObjectFields, jsonValueProblems, valueFromJsonText } from "./json";
+import { parseTrack, type TrackContext, type TrackedEvent } from "../events/events";
+import { jsonObjectFields, jsonValueProblems, valueFromJsonText } from "../kernel/json";
+import { InvalidInput, type Parsed } from "../kernel/problems";
+import { describeTypiaErrors } from "../kernel/validation-problems";
+import { toIdentifyEvent, type IdentifyBody, type IdentifyEvent } from "../profiles/identify";
 import type {
   DeleteOperation,
   EditOperation,
@@ -9,7 +11,7 @@ import type {
   ReidentifyOperation,
   SubscriptionOperation,
   TagsOperation,
-} from "./profile-operations";
+} from "../profiles/profile-operations";
 import {
   toDeleteOperation,
   toEditOperation,
@@ -20,9 +22,7 @@ import {
   type EditUserBody,
   type ReidentifyBody,
   type UserRefBody,
-} from "./profile-requests";
-import { InvalidInput } from "./problems";
-import { describeTypiaErrors } from "./validation-problems";
+} from "../profiles/profile-requests";
 
 // The body of each operation of Vero's users API read into what the gateway queues, or the
 // problems that keep it from being one, in words: one request, a batch item and (later) an

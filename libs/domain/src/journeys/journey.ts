@@ -1,7 +1,8 @@
 import type { tags } from "typia";
-import { idPageRequest, type IdPageRequest, type QueryValues } from "./id-pages";
+import { idPageRequest, type IdPageRequest } from "../kernel/id-pages";
+import type { Problem } from "../kernel/problems";
+import type { QueryValues } from "../kernel/query-values";
 import { graphProblems } from "./journey-graph";
-import type { Problem } from "./problems";
 
 export const JOURNEY_STATUSES = ["draft", "active", "paused", "archived", "cancelled"] as const;
 export type JourneyStatus = (typeof JOURNEY_STATUSES)[number];

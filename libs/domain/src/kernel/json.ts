@@ -27,6 +27,9 @@ export function jsonObjectFields(value: unknown): Record<string, unknown> | null
     : null;
 }
 
+/** Largest JSON request body the API reads (decisions.md: 413 above it). */
+export const MAX_BODY_BYTES = 256 * 1024;
+
 /** Deepest nesting of objects and arrays a request may hold (documented in docs/identify.md). */
 export const MAX_JSON_DEPTH = 32;
 

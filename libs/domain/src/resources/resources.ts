@@ -1,32 +1,10 @@
-import type { BatchBody } from "./batch";
-import type { TrackBody } from "./events";
-import type { IdentifyBody } from "./identify";
-import type { JourneyStatus } from "./journey";
-import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "./profile-requests";
-import type { TopicStatus } from "./topic";
 import type { tags } from "typia";
+import type { JourneyStatus } from "../journeys/journey";
+import type { TopicStatus } from "../topics/topic";
 
 // The resources of the API, in one place: what the gateway's use cases and ctl return, and
 // what the OpenAPI document is generated from. Request bodies are not here: the document uses the very types the gateway
-// validates with, plus the credential fields that the gateway reads before validating.
-
-/** Vero's users API takes its credential in the body too, instead of the query string. */
-interface IdentifyCredentialFields {
-  /** The identify auth token, when not in the query string. */
-  auth_token?: string;
-  /** Vero's newer name for the same credential. */
-  tracking_api_key?: string;
-}
-
-/** The bodies of Vero's users API as sent, credential included. */
-export type IdentifyRequest = IdentifyBody & IdentifyCredentialFields;
-export type EditUserRequest = EditUserBody & IdentifyCredentialFields;
-export type EditTagsRequest = EditTagsBody & IdentifyCredentialFields;
-export type UserRefRequest = UserRefBody & IdentifyCredentialFields;
-export type ReidentifyRequest = ReidentifyBody & IdentifyCredentialFields;
-export type TrackRequest = TrackBody & IdentifyCredentialFields;
-/** A JSON batch; an NDJSON batch's credential can only be in the query string. */
-export type BatchRequest = BatchBody & IdentifyCredentialFields;
+// validates with, plus the credential fields of requests/credential-bodies.ts.
 
 type Integer = number & tags.Type<"int32">;
 type DateTime = string & tags.Format<"date-time">;

@@ -1,5 +1,5 @@
 import type { IdentifyEvent } from "./identify";
-import type { Json } from "./json";
+import type { Json } from "../kernel/json";
 
 // The operations of Vero's users API, as the gateway queues them for the workers (in the same
 // micro-batches and jobs as identifies). `key` names the profile the request named (as

@@ -7,6 +7,9 @@ export interface Problem {
   message: string;
 }
 
+/** A value read from input, or the problems that keep it from being one. */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
+
 /** The longest reason a client is shown for a refusal (x-error-detail, a batch operation's message): a sentence or two. */
 export const MAX_REASON_LENGTH = 300;
 

@@ -1,6 +1,6 @@
 import type { tags } from "typia";
 import { profileKeyForId, userIdOf, userIdText, type UserEmail, type UserId } from "./identify";
-import type { Json } from "./json";
+import type { Json } from "../kernel/json";
 import type {
   DeleteOperation,
   EditOperation,
@@ -8,7 +8,7 @@ import type {
   SubscriptionOperation,
   TagsOperation,
 } from "./profile-operations";
-import { InvalidInput } from "./problems";
+import { InvalidInput } from "../kernel/problems";
 
 // The bodies of Vero's other users-API operations (docs/profiles.md "Requests"), and their
 // conversion to the operations the gateway queues. Like identify's body: unknown top-level

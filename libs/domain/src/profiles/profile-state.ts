@@ -1,8 +1,8 @@
+import type { Json } from "../kernel/json";
+import { fieldMap, mergeStampedMapInto, mergeStampedMaps, newest, stamp, type Stamped } from "../kernel/stamp";
+import type { TopicStatus } from "../topics/topic";
 import type { ChannelValue } from "./identify";
-import type { Json } from "./json";
 import { operationKind, type StateOperation } from "./profile-operations";
-import { fieldMap, mergeStampedMapInto, mergeStampedMaps, newest, stamp, type Stamped } from "./stamp";
-import type { TopicStatus } from "./topic";
 
 /**
  * Everything written to one profile row, each field stamped with the update that wrote it.

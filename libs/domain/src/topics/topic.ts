@@ -1,7 +1,8 @@
-import { idCursor, idPageRequest, type IdPageRequest, type QueryValues } from "./id-pages";
-import { unstorableText } from "./json";
-import type { Problem } from "./problems";
-import type { Topic } from "./resources";
+import { idCursor, idPageRequest, type IdPageRequest } from "../kernel/id-pages";
+import { unstorableText } from "../kernel/json";
+import type { Problem } from "../kernel/problems";
+import type { QueryValues } from "../kernel/query-values";
+
 export const TOPIC_STATUSES = ["subscribed", "unsubscribed"] as const;
 export type TopicStatus = (typeof TOPIC_STATUSES)[number];
 
@@ -47,18 +48,6 @@ export interface TopicRecord {
   default_status: TopicStatus;
   created_at: Date;
   updated_at: Date;
-}
-
-/** The Topic resource of api.md: `description` is omitted when blank. */
-export function topicResource(topic: TopicRecord): Topic {
-  return {
-    id: topic.id,
-    name: topic.name,
-    ...(topic.description !== null && topic.description.trim() !== "" ? { description: topic.description } : {}),
-    default_status: topic.default_status,
-    created_at: topic.created_at.toISOString(),
-    updated_at: topic.updated_at.toISOString(),
-  };
 }
 
 /** Lengths count characters (code points), as Postgres' length() does, not UTF-16 units. */
@@ -123,7 +112,7 @@ export function topicPatchProblems(body: object): Problem[] {
   return topicFieldProblems(body);
 }
 
-/** A page of the topic list (id-pages.ts). */
+/** A page of the topic list (kernel/id-pages.ts). */
 export type TopicPageRequest = IdPageRequest;
 
 export function topicCursor(lastId: number): string {

@@ -1,20 +1,12 @@
 import { hash as digest } from "node:crypto";
 import typia, { type tags } from "typia";
-import {
-  MAX_FUTURE_SKEW_MS,
-  parseTimestamp,
-  TIMESTAMP_RULE,
-  profileKeyForId,
-  userIdOf,
-  type IdentifyEvent,
-  type UserEmail,
-  type UserId,
-} from "./identify";
-import { canonicalJson, jsonObjectFields, jsonValueProblems, valueFromJsonText, type Json } from "./json";
-import type { QueryValues } from "./id-pages";
-import { InvalidInput, type Problem } from "./problems";
-import { queryReader } from "./query-values";
-import { describeTypiaErrors } from "./validation-problems";
+import { canonicalJson, jsonObjectFields, jsonValueProblems, valueFromJsonText, type Json } from "../kernel/json";
+import { InvalidInput, type Parsed, type Problem } from "../kernel/problems";
+import { queryReader, type QueryValues } from "../kernel/query-values";
+import { MAX_FUTURE_SKEW_MS, parseTimestamp, TIMESTAMP_RULE } from "../kernel/time";
+import { describeTypiaErrors } from "../kernel/validation-problems";
+import { profileKeyForId, userIdOf, type IdentifyEvent, type UserEmail, type UserId } from "../profiles/identify";
+import type { ProfileKeyOf } from "../profiles/profile-keys";
 
 // Vero's event tracking (docs/events.md): the body as clients send it, checked here into the
 // event the gateway queues, so that one request, a batch item and an import line are read by
@@ -78,8 +70,6 @@ export interface TrackContext {
   /** EVENT_DEDUP_WINDOW_S in ms; 0 turns Vero's content rule off. */
   dedupWindowMs: number;
 }
-
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: Problem[] };
 
 /** Case, spaces, underscores and dashes do not make two event names different. */
 export function normalisedEventName(name: string): string {
@@ -261,6 +251,11 @@ export function profileCreations(
     creations.set(user, creation);
   }
   return [...creations.values()];
+}
+
+/** A queued event as the workers store it: `key` the stored key of its user. */
+export function eventWithStoredKey(event: TrackedEvent, keyOf: ProfileKeyOf): TrackedEvent {
+  return { ...event, key: keyOf(event.projectId, event.userId) };
 }
 
 export const EVENT_PAGE_DEFAULT = 25;

@@ -1,5 +1,5 @@
 import type { Problem } from "./problems";
-import { queryReader } from "./query-values";
+import { queryReader, type QueryValues } from "./query-values";
 
 export const ID_PAGE_DEFAULT = 25;
 export const ID_PAGE_MAX = 100;
@@ -9,9 +9,6 @@ export interface IdPageRequest {
   limit: number;
   afterId: number;
 }
-
-/** A query string's values as Koa gives them (a repeated parameter is a list). */
-export type QueryValues = Record<string, string | string[] | undefined>;
 
 /** Opaque to clients, so that the keyset behind it can change without breaking them. `list` names what it pages. */
 export function idCursor(list: string, lastId: number): string {

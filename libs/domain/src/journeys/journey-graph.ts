@@ -1,4 +1,4 @@
-import type { Problem } from "./problems";
+import type { Problem } from "../kernel/problems";
 
 /** What the graph rules look at: node ids and types, and the edges between them. */
 export interface GraphNode {
