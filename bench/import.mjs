@@ -171,7 +171,7 @@ async function importOnce(databaseUrl, sql, file, dir) {
     const code = await new Promise((resolve) => importer.once("exit", resolve));
     if (code !== 0) throw new Error(`ctl import exited with ${code}: ${stderr}`);
     const queuedSeconds = (performance.now() - started) / 1000;
-    while ((await queue.getJobCountByTypes("waiting", "active", "delayed")) > 0) await sleep(50);
+    while ((await queue.getJobCountByTypes("waiting", "prioritized", "active", "delayed")) > 0) await sleep(50);
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuPerProfile(machineBefore, postgresBefore);
     if ((await queue.getFailedCount()) > 0) throw new Error("import jobs failed");

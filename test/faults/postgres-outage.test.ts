@@ -1,8 +1,11 @@
 import { connect, migrate, type Sql } from "@cm/db";
 import { startGateway, type RunningGateway } from "@cm/gateway";
-import { identifyQueue, maintenanceQueue, producerConnection } from "@cm/queue";
+import type { ProfileOperation } from "@cm/domain";
+import { addIdentifyBatch, identifyQueue, IMPORT_JOB_PRIORITY, maintenanceQueue, producerConnection } from "@cm/queue";
 import { startWorker, type RunningWorker } from "@cm/worker";
+import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { segmentLineOperations } from "../../apps/ctl/src/import-records";
 import { waitUntilApplied } from "../support/applied";
 import { testConfig } from "../support/env";
 import { testLogger } from "../support/logs";
@@ -14,7 +17,9 @@ import { waitFor } from "../support/wait";
 // Postgres down for longer than any count of tries would allow (jobs used to get 50, about 43
 // minutes of backoff): the clock of the backoff is made short (5 ms doubling up to 50 ms), so
 // that a job is tried well past 50 times in seconds. Nothing acknowledged is lost, no job fails,
-// and the worker's metrics and readiness say that jobs wait on the outage.
+// and the worker's metrics and readiness say that jobs wait on the outage. A job of `ctl import`
+// (queued with IMPORT_JOB_PRIORITY, taken only when no live job waits) is tried as long, keeps
+// its priority, and is applied too.
 
 let postgres: PrivatePostgres;
 let sql: Sql;
@@ -76,6 +81,16 @@ async function retentionAtStartDone(): Promise<void> {
   }
 }
 
+/** Profile operations as `ctl import` queues them (Segment identifies, stamped by their line). */
+function importedOperations(ids: string[]): ProfileOperation[] {
+  const context = { projectId: project.id, topicIds: new Map(), now: Date.now(), startedAt: Date.now(), sourceKey: "" };
+  return ids.flatMap((userId, index) => {
+    const converted = segmentLineOperations({ type: "identify", userId }, { ordinal: index + 1 }, context);
+    if (!converted.ok) throw new Error(converted.reason);
+    return converted.operations.flatMap((queued) => (queued.queue === "profile-operations" ? [queued.operation] : []));
+  });
+}
+
 describe("Postgres down for longer than any retry budget", () => {
   it("tries the jobs until Postgres is back, and loses nothing", { timeout: 90_000 }, async () => {
     // The token is checked (and its verdict cached) while Postgres is up.
@@ -84,15 +99,28 @@ describe("Postgres down for longer than any retry budget", () => {
     await retentionAtStartDone();
 
     postgres.crash();
-    const acknowledged: string[] = [];
-    for (let n = 0; n < 20; n += 1) if ((await identify(`during-${n}`)) === 200) acknowledged.push(`during-${n}`);
-    expect(acknowledged).toHaveLength(20);
-
     const connection = producerConnection(redisUrl);
     const jobs = identifyQueue(connection, queue.prefix);
     try {
+      const imported = await addIdentifyBatch(jobs, importedOperations(["imported-during"]), {
+        priority: IMPORT_JOB_PRIORITY,
+      });
+      const importedJob = async () => (await jobs.getJob(imported.id as string)) as Job;
+      await waitFor("the import's job tried more than 50 times", async () =>
+        (await importedJob()).attemptsStarted > 50 ? true : undefined,
+      );
+      expect((await importedJob()).opts.priority).toBe(IMPORT_JOB_PRIORITY);
+
+      const acknowledged: string[] = [];
+      for (let n = 0; n < 20; n += 1) if ((await identify(`during-${n}`)) === 200) acknowledged.push(`during-${n}`);
+      expect(acknowledged).toHaveLength(20);
       const tried = async () =>
-        Math.max(0, ...(await jobs.getJobs(["delayed", "waiting", "active"])).map((job) => job.attemptsStarted));
+        Math.max(
+          0,
+          ...(await jobs.getJobs(["delayed", "waiting", "active"]))
+            .filter((job) => job.id !== imported.id)
+            .map((job) => job.attemptsStarted),
+        );
       await waitFor("a job tried more than 50 times", async () => ((await tried()) > 50 ? true : undefined), 30_000);
       expect(await outageRetries()).toBeGreaterThan(50);
       expect(await jobs.getFailedCount()).toBe(0);
@@ -100,11 +128,11 @@ describe("Postgres down for longer than any retry budget", () => {
       expect(ready.status).toBe(503);
       expect(await ready.json()).toMatchObject({
         postgres: "unreachable",
-        jobs_waiting_on_retry: { outage: acknowledged.length },
+        jobs_waiting_on_retry: { outage: acknowledged.length + 1 },
       });
 
       postgres.start();
-      await waitUntilApplied(sql, project.id, acknowledged, 30_000);
+      await waitUntilApplied(sql, project.id, [...acknowledged, "imported-during"], 30_000);
       expect(await jobs.getFailedCount()).toBe(0);
       const [{ letters }] = await sql<
         { letters: number }[]

@@ -24,6 +24,17 @@ export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
   removeOnFail: false,
 };
 
+/**
+ * The priority of the jobs `ctl import` queues (docs/bulk.md "Import"). BullMQ takes every job
+ * queued without a priority (the gateways', `ctl replay`'s) before any job with one, and jobs of
+ * one priority in the order they were queued: a bulk import's backlog never holds another
+ * project's live operations behind it, and the import itself is applied in its own order.
+ */
+export const IMPORT_JOB_PRIORITY = 1;
+
+/** How a producer queues its batch jobs beyond IDENTIFY_JOB_OPTIONS: a priority, or none (live traffic). */
+export type BatchJobOptions = Pick<JobsOptions, "priority">;
+
 function batchQueue<Data>(name: string, connection: Redis, prefix: string): Queue<Data> {
   return new Queue<Data>(name, { connection, prefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
 }
@@ -40,12 +51,17 @@ export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobD
 export function addIdentifyBatch(
   queue: Queue<IdentifyJobData>,
   events: ProfileOperation[],
+  options: BatchJobOptions = {},
 ): Promise<Job<IdentifyJobData>> {
-  return queue.add(IDENTIFY_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() });
+  return queue.add(IDENTIFY_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() }, options);
 }
 
-export function addEventBatch(queue: Queue<EventsJobData>, events: TrackedEvent[]): Promise<Job<EventsJobData>> {
-  return queue.add(EVENTS_JOB, { ...EVENTS_KIND, events, acceptedAt: Date.now() });
+export function addEventBatch(
+  queue: Queue<EventsJobData>,
+  events: TrackedEvent[],
+  options: BatchJobOptions = {},
+): Promise<Job<EventsJobData>> {
+  return queue.add(EVENTS_JOB, { ...EVENTS_KIND, events, acceptedAt: Date.now() }, options);
 }
 
 /** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */

@@ -5,7 +5,14 @@ import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
-import { addEventBatch, addIdentifyBatch, eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import {
+  addEventBatch,
+  addIdentifyBatch,
+  eventsQueue,
+  identifyQueue,
+  IMPORT_JOB_PRIORITY,
+  producerConnection,
+} from "@cm/queue";
 import { SingleBar } from "cli-progress";
 import { parse as parseCsv } from "csv-parse";
 import { CliError } from "../cli-error";
@@ -24,6 +31,8 @@ import {
 /** Operations per job (a gateway micro-batch's size): the state file moves on after each. */
 const BATCH_OPERATIONS = 500;
 const STATE_VERSION = 1;
+/** An import's jobs are taken after every live operation queued meanwhile, of any project. */
+const yieldToLiveTraffic = { priority: IMPORT_JOB_PRIORITY };
 
 export const IMPORT_FORMATS = ["ndjson", "csv", "vero", "segment", "customerio"] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -52,7 +61,8 @@ export interface ImportSummary {
 }
 
 export const IMPORT_HELP = `usage: ctl import --project ID [FILE|-] [flags]   (docs/bulk.md "Import")
-  Profiles and events from NDJSON or CSV, FILE or stdin ("-" or none), queued as the API queues them.
+  Profiles and events from NDJSON or CSV, FILE or stdin ("-" or none), queued as the API queues them,
+  behind live traffic (a live operation of any project is applied before the import's backlog).
   --format ndjson|csv|vero|segment|customerio
                         ndjson: the lines of ctl export (default, or csv for a .csv FILE);
                         segment: Segment's identify/track messages, one a line;
@@ -383,8 +393,9 @@ function progressBar(size: number | null): SingleBar {
 /**
  * `ctl import --project ID [FILE]` (docs/bulk.md "Import"): profiles and events from NDJSON (the
  * lines of `ctl export`, or Segment's messages) or CSV, from FILE or stdin, queued as the API
- * queues them (the same jobs on the same queues), a batch at a time, the state file moved on
- * after each, so that a rerun of the same command continues where the last one stopped.
+ * queues them (the same jobs on the same queues, behind live traffic), a batch at a time, the
+ * state file moved on after each, so that a rerun of the same command continues where the last
+ * one stopped.
  */
 export async function importCommand(
   sql: Sql,
@@ -513,8 +524,8 @@ async function importSource(
   const flush = async () => {
     if (pending.last <= state.done) return;
     await Promise.all([
-      pending.profile.length > 0 ? addIdentifyBatch(queues.identify, pending.profile) : null,
-      pending.events.length > 0 ? addEventBatch(queues.events, pending.events) : null,
+      pending.profile.length > 0 ? addIdentifyBatch(queues.identify, pending.profile, yieldToLiveTraffic) : null,
+      pending.events.length > 0 ? addEventBatch(queues.events, pending.events, yieldToLiveTraffic) : null,
     ]);
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
     summary.profile_operations += pending.profile.length;
