@@ -13,9 +13,9 @@ export interface LinkedComponents {
 /**
  * Records a job's reidentify links and delete erasures of one project, then, holding the
  * project's PROFILE_LINKS_LOCK, reads the components of `keys`: one statement, in a transaction
- * of its own (migration 011 record_link_operations says why). Jobs doing the same take turns, and
+ * of its own (libs/db/functions/record_link_operations.sql says why). Jobs doing the same take turns, and
  * each reads what those before it recorded, so an erasure reaches every id linked before it. A
- * link that would make a profile of more than MAX_LINKED_IDS ids fails it (migration 014).
+ * link that would make a profile of more than MAX_LINKED_IDS ids fails it.
  */
 export async function recordLinkOperations(
   sql: Db,

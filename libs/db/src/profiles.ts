@@ -33,7 +33,7 @@ function freshWrite(sql: Db) {
 /**
  * The newer of a register's two stamped values, without it when the row's resulting erasure
  * removes it. Postgres does not inline lww_kept around lww_newest (its argument is used twice and
- * costs too much to repeat since lww_is_newer is a CASE, migration 010), and a call of a SQL
+ * costs too much to repeat since lww_is_newer is a CASE, libs/db/functions/lww.sql), and a call of a SQL
  * function per row and register cost a fifth of an update: without an erasure, the common
  * case, it is not called.
  */
