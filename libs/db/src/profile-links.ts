@@ -1,6 +1,7 @@
 import { aliasGroup, canonicalKey, MAX_LINKED_IDS, type AliasEdge } from "@cm/domain";
 import { PROFILE_LINKS_LOCK } from "./advisory-locks";
 import type { Db } from "./connect";
+import { jsonParameter } from "./json";
 import { findProfiles, type StoredProfile } from "./profiles";
 import type { RecordedErasure } from "./profile-erasures";
 
@@ -25,8 +26,8 @@ export async function recordLinkOperations(
   keys: readonly string[],
 ): Promise<LinkedComponents> {
   const [row] = await sql<{ components: LinkedComponents }[]>`
-    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${sql.json(links as never)},
-                                  ${sql.json(erasures as never)}, ${keys as string[]}::text[],
+    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${jsonParameter(sql, links)},
+                                  ${jsonParameter(sql, erasures)}, ${keys as string[]}::text[],
                                   ${MAX_LINKED_IDS}::integer) AS components`;
   return (row as { components: LinkedComponents }).components;
 }
