@@ -3,7 +3,8 @@
 -- calls it is migration 019's, which says why. It fills in what such a worker leaves out as 016
 -- did for the letters kept before it (the queue from the operation's fields, the kind unknown,
 -- the hash of the text), and, as this release's ON CONFLICT DO NOTHING, keeps one letter per
--- operation. Dropped with its trigger, by a migration, once no release before 016 can run.
+-- operation (test/compat/adjacent-releases.test.ts). Dropped with its trigger, by a migration,
+-- once no release before 016 can run.
 CREATE OR REPLACE FUNCTION dead_letter_from_older_worker() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   NEW.queue := coalesce(NEW.queue,

@@ -1,5 +1,6 @@
 -- Last-writer-wins registers (libs/domain/src/stamp.ts holds the same rules for the application
--- side; libs/db/src/profiles.ts's merge calls these). A stamped value is {"t": ms, "h":
+-- side; libs/db/src/profiles.ts's merge calls these, and test/db/profile-merge.test.ts checks that
+-- merge against libs/domain's mergeStates and isNewer). A stamped value is {"t": ms, "h":
 -- tie-breaker, "v": value}; the larger (t, tie-breaker) wins, so merging is commutative,
 -- associative and idempotent. A value whose tie-breaker is its own jsonb text (null, a boolean, a
 -- safe integer, a short printable ASCII string: stamp.ts breaksOwnTies) is stored without `h`,

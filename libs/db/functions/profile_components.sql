@@ -1,7 +1,8 @@
 -- The ids linked with any of `keys` in a project, in either direction and whatever their
 -- stamps, as {"links": [{from, to, t}], "erasures": [{key, t}]}: every link from those ids and
 -- their recorded erasures (libs/db/src/profile-links.ts linkedComponents), read by every profile
--- read and under the link lock by every delete and reidentify (record_link_operations).
+-- read and under the link lock by every delete and reidentify (record_link_operations;
+-- test/db/profile-lifecycle.test.ts runs them through the worker's dispatcher).
 -- Walked step by step rather than by a recursive query: Citus runs no recursive query over a
 -- distributed table, nor a SQL function whose parameters reach one (docs/scaling.md, "Past one
 -- Postgres"). Each step reads the links of the ids the step before found, in both directions,

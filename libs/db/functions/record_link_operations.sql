@@ -5,6 +5,7 @@
 -- that the lock is never held across a round trip to the worker: held over three, it was what
 -- a mixed drain waited on most (docs/scaling.md). In PL/pgSQL each statement takes a snapshot
 -- of its own, so the read sees what was committed while the lock was awaited.
+-- test/db/profile-lifecycle.test.ts runs both, and the limit, through the worker's dispatcher.
 CREATE OR REPLACE FUNCTION record_link_operations(project integer, lock_id integer, links jsonb, erasures jsonb, keys text[])
 RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN
