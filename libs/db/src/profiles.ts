@@ -227,9 +227,9 @@ async function unknownTopicChoices(sql: Db, writes: readonly ProfileWrite[]): Pr
   const unknown = await sql<ApplyResult["ignoredTopics"]>`
     SELECT r.project_id AS "projectId", r.key, r.topic_ids AS "topicIds"
       FROM (SELECT c.project_id, c.key,
-                   ARRAY(SELECT id FROM jsonb_array_elements_text(c.topic_ids) AS id
+                   ARRAY(SELECT chosen.id FROM jsonb_array_elements_text(c.topic_ids) AS chosen (id)
                           WHERE NOT EXISTS (SELECT 1 FROM topics AS t
-                                             WHERE t.id = id::bigint AND t.project_id = c.project_id)) AS topic_ids
+                                             WHERE t.id = chosen.id::bigint AND t.project_id = c.project_id)) AS topic_ids
               FROM ${jsonRows(sql, chosen, "c", TOPIC_CHOICES_COLUMNS)}) AS r
      WHERE cardinality(r.topic_ids) > 0`;
   return [...unknown];
