@@ -58,8 +58,9 @@ COPY --from=build /app/libs/domain/package.json libs/domain/package.json
 COPY --from=build /app/libs/domain/dist libs/domain/dist
 COPY --from=build /app/libs/db/package.json libs/db/package.json
 COPY --from=build /app/libs/db/dist libs/db/dist
-# Read at run time by libs/db/dist/migrate.js (../migrations).
+# Read at run time by libs/db/dist/migrate.js (../migrations, ../functions).
 COPY --from=build /app/libs/db/migrations libs/db/migrations
+COPY --from=build /app/libs/db/functions libs/db/functions
 COPY --from=build /app/libs/queue/package.json libs/queue/package.json
 COPY --from=build /app/libs/queue/dist libs/queue/dist
 COPY --from=build /app/apps/gateway/package.json apps/gateway/package.json

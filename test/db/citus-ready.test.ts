@@ -39,7 +39,7 @@ const REFERENCE = [
   "journey_documents",
 ];
 /** Kept on the coordinator only: operators' records, not data a request reads. */
-const COORDINATOR_ONLY = ["schema_migrations", "identify_dead_letters"];
+const COORDINATOR_ONLY = ["schema_migrations", "schema_functions", "identify_dead_letters"];
 
 /** The first migration after which the rules hold; every later one must keep them. */
 const FIRST_READY = "008_profile_lifecycle.sql";
@@ -49,6 +49,8 @@ let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase("citus_ready", { migrated: false });
   await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
+  await db.sql`CREATE TABLE schema_functions (name text NOT NULL, sha256 text NOT NULL,
+                                              applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (name, sha256))`;
 });
 afterAll(() => db.drop());
 

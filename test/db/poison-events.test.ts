@@ -1,7 +1,7 @@
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { findProfile, recordDeadLetter } from "@cm/db";
+import { findProfile, insertTopic, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
 import { addIdentifyBatch, identifyQueue } from "@cm/queue";
 import { applyProfileOperations, createWorkerMetrics, queueWorkers } from "@cm/worker";
@@ -139,6 +139,28 @@ describe("a batch holding an event Postgres refuses", () => {
       data: { plan: "pro" },
       topics: {},
     });
+  });
+
+  it("reports the topic choices that name no topic of the project, and keeps the one that does", async () => {
+    const topic = await insertTopic(stack.db.sql, {
+      projectId: stack.project.id,
+      name: "Known topic",
+      description: null,
+      defaultStatus: "unsubscribed",
+    });
+    const choices = {
+      ...event("some-topics", {}),
+      topics: [
+        { id: topic.id, status: "subscribed" as const },
+        { id: topic.id + 1_000, status: "subscribed" as const },
+      ],
+    };
+    const outcome = await applyProfileOperations(stores, [choices]);
+    expect(outcome.ignoredTopics).toEqual([
+      { projectId: stack.project.id, key: await storedKey("some-topics"), topicIds: [String(topic.id + 1_000)] },
+    ]);
+    const stored = await findProfile(stack.db.sql, stack.project.id, await storedKey("some-topics"));
+    expect(Object.keys(visibleProfile(stored!.state)?.topics ?? {})).toEqual([String(topic.id)]);
   });
 
   it("isolates a delete or reidentify Postgres refuses, and applies the rest of the job", async () => {

@@ -11,7 +11,7 @@ export const DEMO_PROJECT_LOCK = 4_200_002;
 /**
  * Serialises a project's deletes and reidentifies (taken with the project's id as the second
  * key of Postgres' two-key locks, a space apart from the one-key locks above, by
- * recordLinkOperations, inside migration 011's record_link_operations): each reads the links
+ * recordLinkOperations, inside libs/db/functions/record_link_operations.sql): each reads the links
  * and erasures the other writes, so that an erasure reaches every id linked before it,
  * whichever of the two is applied first.
  */

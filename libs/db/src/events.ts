@@ -3,6 +3,7 @@ import postgres from "postgres";
 import { PROJECT_EVENTS_LOCK } from "./advisory-locks";
 import type { Db, Sql, Transaction } from "./connect";
 import { UNIQUE_VIOLATION } from "./errors";
+import { jsonRows } from "./json";
 
 /** What storing a job's events did, and the users they name that are no profile yet. */
 export interface StoredEvents {
@@ -41,6 +42,36 @@ export async function storeEventsInTransaction(
   return storeEventsAs(tx, events, "maybe stored");
 }
 
+/** An event as storeEventsAs's statement reads it: one column for each field (jsonRows). */
+interface EventRow {
+  project_id: number;
+  user_key: string;
+  id: string;
+  name: string;
+  name_key: string;
+  data: TrackedEvent["data"];
+  source: string | null;
+  /** When it happened and when it was received (ms). */
+  t: number;
+  received: number;
+  dedup_key: string | null;
+  dedup_window: number | null;
+}
+
+const EVENT_COLUMNS = {
+  project_id: "integer",
+  user_key: "text",
+  id: "uuid",
+  name: "text",
+  name_key: "text",
+  data: "jsonb",
+  source: "text",
+  t: "bigint",
+  received: "bigint",
+  dedup_key: "text",
+  dedup_window: "bigint",
+} as const;
+
 /** "new": the insert fails on an event `events` holds already; "maybe stored": it skips it. */
 async function storeEventsAs(
   tx: Transaction,
@@ -49,19 +80,19 @@ async function storeEventsAs(
 ): Promise<StoredEvents> {
   const projects = [...new Set(events.map((event) => event.projectId))].sort((a, b) => a - b);
   const keys = [...new Set(events.map((event) => event.key))];
-  const batch = events.map((e) => [
-    e.projectId,
-    e.key,
-    e.eventId,
-    e.name,
-    normalisedEventName(e.name),
-    e.data,
-    e.source ?? null,
-    e.t,
-    e.receivedAt,
-    e.dedupKey ?? null,
-    e.dedupWindowMs ?? null,
-  ]);
+  const batch = events.map((e): EventRow => ({
+    project_id: e.projectId,
+    user_key: e.key,
+    id: e.eventId,
+    name: e.name,
+    name_key: normalisedEventName(e.name),
+    data: e.data,
+    source: e.source ?? null,
+    t: e.t,
+    received: e.receivedAt,
+    dedup_key: e.dedupKey ?? null,
+    dedup_window: e.dedupWindowMs ?? null,
+  }));
   // The projects' locks, and one plan for every job (a generic plan) on one Postgres, in one
   // round trip. Planned with a job's keys on the statistics of a profiles table that grew since
   // it was last analyzed (a new database, a first import), the lookup below read every profile
@@ -75,10 +106,7 @@ async function storeEventsAs(
              FROM (SELECT p FROM unnest(${projects}::integer[]) AS p ORDER BY p) AS ordered`;
   const [row] = await tx<{ stored: number; not_profiles: [number, string][] }[]>`
       WITH input AS (
-        SELECT (e ->> 0)::integer AS project_id, e ->> 1 AS user_key, (e ->> 2)::uuid AS id, e ->> 3 AS name,
-               e ->> 4 AS name_key, nullif(e -> 5, 'null') AS data, e ->> 6 AS source, (e ->> 7)::bigint AS t,
-               (e ->> 8)::bigint AS received, e ->> 9 AS dedup_key, (e ->> 10)::bigint AS dedup_window
-          FROM jsonb_array_elements(${tx.json(batch as never)}::jsonb) AS e
+        SELECT * FROM ${jsonRows(tx, batch, "e", EVENT_COLUMNS)}
       ), checked AS (
         SELECT i.*, p.deleted_t,
                coalesce(p.created_t IS NOT NULL AND (p.last_created_t IS NOT NULL OR p.deleted_t IS NULL), false)

@@ -1,5 +1,6 @@
 import { isMessageNode, type JourneyFile, type JourneyListItem, type JourneyStatus } from "@cm/domain";
 import type { Db } from "./connect";
+import { jsonParameter } from "./json";
 
 interface JourneyDocument {
   nodes: unknown[];
@@ -80,33 +81,33 @@ export async function insertJourney(sql: Db, projectId: number, file: JourneyFil
     VALUES (${journeyId}, ${projectId}, ${file.name}, ${file.description ?? null}, ${file.status ?? "draft"},
             ${file.trigger.type}, ${file.trigger.event_name ?? null})`;
   if (file.audience !== undefined && file.audience !== null) {
-    await sql`INSERT INTO journey_audiences (journey_id, audience) VALUES (${journeyId}, ${sql.json(file.audience as never)})`;
+    await sql`INSERT INTO journey_audiences (journey_id, audience) VALUES (${journeyId}, ${jsonParameter(sql, file.audience)})`;
   }
   await sql`
     INSERT INTO journey_nodes (id, journey_id, type, delay_duration, delay_duration_unit, delay_delivery_option,
                                delay_property, delay_property_type, delay_preferred_delivery_time, conditions, title)
     SELECT id, ${journeyId}, type, delay_duration, delay_duration_unit, delay_delivery_option,
            delay_property, delay_property_type, delay_preferred_delivery_time, conditions, title
-      FROM jsonb_to_recordset(${sql.json(nodeRows as never)}) AS r (
+      FROM jsonb_to_recordset(${jsonParameter(sql, nodeRows)}) AS r (
         id integer, type text, delay_duration float8, delay_duration_unit text, delay_delivery_option float8,
         delay_property jsonb, delay_property_type jsonb, delay_preferred_delivery_time jsonb, conditions jsonb, title text)`;
   await sql`
     INSERT INTO journey_edges (journey_id, from_node_id, to_node_id, branch_index)
     SELECT ${journeyId}, from_node_id, to_node_id, branch_index
-      FROM jsonb_to_recordset(${sql.json(edgeRows as never)}) AS r (from_node_id integer, to_node_id integer, branch_index integer)`;
+      FROM jsonb_to_recordset(${jsonParameter(sql, edgeRows)}) AS r (from_node_id integer, to_node_id integer, branch_index integer)`;
   await sql`
     INSERT INTO messages (id, node_id, from_address, reply_to)
     SELECT id, node_id, from_address, reply_to
-      FROM jsonb_to_recordset(${sql.json(messageRows as never)}) AS r (id integer, node_id integer, from_address text, reply_to text)`;
+      FROM jsonb_to_recordset(${jsonParameter(sql, messageRows)}) AS r (id integer, node_id integer, from_address text, reply_to text)`;
   await sql`
     INSERT INTO message_contents (id, message_id, locale, is_default, subject, preheader_text)
     SELECT id, message_id, locale, is_default, subject, preheader_text
-      FROM jsonb_to_recordset(${sql.json(contentRows as never)}) AS r (
+      FROM jsonb_to_recordset(${jsonParameter(sql, contentRows)}) AS r (
         id integer, message_id integer, locale text, is_default boolean, subject text, preheader_text text)`;
   await sql`
     INSERT INTO message_content_bodies (content_id, html, text)
     SELECT content_id, html, text
-      FROM jsonb_to_recordset(${sql.json(bodyRows as never)}) AS r (content_id integer, html text, text text)`;
+      FROM jsonb_to_recordset(${jsonParameter(sql, bodyRows)}) AS r (content_id integer, html text, text text)`;
   await insertJourneyDocument(sql, journeyId);
   return journeyId;
 }

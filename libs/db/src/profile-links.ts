@@ -1,6 +1,7 @@
 import { aliasGroup, canonicalKey, MAX_LINKED_IDS, type AliasEdge } from "@cm/domain";
 import { PROFILE_LINKS_LOCK } from "./advisory-locks";
 import type { Db } from "./connect";
+import { jsonParameter } from "./json";
 import { findProfiles, type StoredProfile } from "./profiles";
 import type { RecordedErasure } from "./profile-erasures";
 
@@ -13,9 +14,9 @@ export interface LinkedComponents {
 /**
  * Records a job's reidentify links and delete erasures of one project, then, holding the
  * project's PROFILE_LINKS_LOCK, reads the components of `keys`: one statement, in a transaction
- * of its own (migration 011 record_link_operations says why). Jobs doing the same take turns, and
+ * of its own (libs/db/functions/record_link_operations.sql says why). Jobs doing the same take turns, and
  * each reads what those before it recorded, so an erasure reaches every id linked before it. A
- * link that would make a profile of more than MAX_LINKED_IDS ids fails it (migration 014).
+ * link that would make a profile of more than MAX_LINKED_IDS ids fails it.
  */
 export async function recordLinkOperations(
   sql: Db,
@@ -25,8 +26,8 @@ export async function recordLinkOperations(
   keys: readonly string[],
 ): Promise<LinkedComponents> {
   const [row] = await sql<{ components: LinkedComponents }[]>`
-    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${sql.json(links as never)},
-                                  ${sql.json(erasures as never)}, ${keys as string[]}::text[],
+    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${jsonParameter(sql, links)},
+                                  ${jsonParameter(sql, erasures)}, ${keys as string[]}::text[],
                                   ${MAX_LINKED_IDS}::integer) AS components`;
   return (row as { components: LinkedComponents }).components;
 }

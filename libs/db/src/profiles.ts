@@ -1,5 +1,6 @@
 import { stampBounds, type ProfileState } from "@cm/domain";
 import type { Db } from "./connect";
+import { jsonRows } from "./json";
 
 export interface ProfileWrite {
   projectId: number;
@@ -33,7 +34,7 @@ function freshWrite(sql: Db) {
 /**
  * The newer of a register's two stamped values, without it when the row's resulting erasure
  * removes it. Postgres does not inline lww_kept around lww_newest (its argument is used twice and
- * costs too much to repeat since lww_is_newer is a CASE, migration 010), and a call of a SQL
+ * costs too much to repeat since lww_is_newer is a CASE, libs/db/functions/lww.sql), and a call of a SQL
  * function per row and register cost a fifth of an update: without an erasure, the common
  * case, it is not called.
  */
@@ -75,6 +76,50 @@ function mergedNewestT(sql: Db) {
              excluded.newest_t)`;
 }
 
+/** A stored row of profiles, as read. */
+interface ProfileRow {
+  key: string;
+  external_id: string | null;
+  created_t: number | null;
+  last_created_t: number | null;
+  deleted_t: number | null;
+  email: ProfileState["email"];
+  phone_number: ProfileState["phoneNumber"];
+  data: ProfileState["data"];
+  channels: ProfileState["channels"];
+  topic_choices: ProfileState["topics"];
+  tags: ProfileState["tags"];
+  unsubscribed: ProfileState["unsubscribed"];
+  updated_at: Date;
+}
+
+/** A profile write as the merge below reads it: one column for each field (jsonRows). */
+interface ProfileWriteRow extends Omit<ProfileRow, "updated_at"> {
+  project_id: number;
+  /** The newest stamp the write holds, its new id's (namedT) included (the row's newest_t once merged). */
+  newest_t: number | null;
+  /** The oldest (the row's write_oldest_t, which freshWrite compares). */
+  write_oldest_t: number | null;
+}
+
+const PROFILE_WRITE_COLUMNS = {
+  project_id: "integer",
+  key: "text",
+  external_id: "text",
+  created_t: "bigint",
+  last_created_t: "bigint",
+  deleted_t: "bigint",
+  email: "jsonb",
+  phone_number: "jsonb",
+  data: "jsonb",
+  channels: "jsonb",
+  topic_choices: "jsonb",
+  tags: "jsonb",
+  unsubscribed: "jsonb",
+  newest_t: "bigint",
+  write_oldest_t: "bigint",
+} as const;
+
 /**
  * Merges a batch of profile states into the stored ones in a single statement, exactly as
  * libs/domain's mergeStates does; states are as mergeStates leaves them (nothing kept that their
@@ -83,29 +128,26 @@ function mergedNewestT(sql: Db) {
  * cannot deadlock.
  */
 export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult> {
-  // One JSON array per profile, read by position below: Postgres takes an array's element by
-  // position for less than an object's field by name (jsonb_to_recordset), and the document is a
-  // quarter shorter to write and to read; it cost a fifth of the statement (docs/scaling.md).
-  const rows = writes.map((w) => {
+  const rows = writes.map((w): ProfileWriteRow => {
     const bounds = stampBounds(w.state);
     const newest = w.namedT === undefined ? bounds?.newest : Math.max(w.namedT, bounds?.newest ?? -Infinity);
-    return [
-      w.projectId,
-      w.key,
-      w.externalId,
-      w.state.createdT,
-      w.state.lastCreatedT,
-      w.state.deletedT,
-      w.state.email,
-      w.state.phoneNumber,
-      w.state.data,
-      w.state.channels,
-      w.state.topics,
-      w.state.tags,
-      w.state.unsubscribed,
-      newest ?? null,
-      bounds?.oldest ?? w.namedT ?? null,
-    ];
+    return {
+      project_id: w.projectId,
+      key: w.key,
+      external_id: w.externalId,
+      created_t: w.state.createdT,
+      last_created_t: w.state.lastCreatedT,
+      deleted_t: w.state.deletedT,
+      email: w.state.email,
+      phone_number: w.state.phoneNumber,
+      data: w.state.data,
+      channels: w.state.channels,
+      topic_choices: w.state.topics,
+      tags: w.state.tags,
+      unsubscribed: w.state.unsubscribed,
+      newest_t: newest ?? null,
+      write_oldest_t: bounds?.oldest ?? w.namedT ?? null,
+    };
   });
   // Topic ids are compared as bigint: a choice for an id past the integer range names no topic
   // of ours and is ignored like any unknown topic, instead of failing the cast.
@@ -130,28 +172,13 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
     SELECT r.project_id, r.key, CASE WHEN r.deleted_t IS NULL OR r.newest_t > r.deleted_t THEN r.external_id END,
            r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
            r.data, r.channels,
-           CASE WHEN r.topics = '{}' THEN '{}'::jsonb
+           CASE WHEN r.topic_choices = '{}' THEN '{}'::jsonb
                 ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
-                                 FROM jsonb_each(r.topics) AS c
+                                 FROM jsonb_each(r.topic_choices) AS c
                                  JOIN topics AS t ON t.id = c.key::bigint AND t.project_id = r.project_id),
                               '{}'::jsonb) END,
            r.tags, r.unsubscribed, r.newest_t, now(), r.write_oldest_t, now()
-      FROM (SELECT (e ->> 0)::integer AS project_id,
-                   e ->> 1 AS key,
-                   e ->> 2 AS external_id,
-                   (e ->> 3)::bigint AS created_t,
-                   (e ->> 4)::bigint AS last_created_t,
-                   (e ->> 5)::bigint AS deleted_t,
-                   nullif(e -> 6, 'null') AS email,
-                   nullif(e -> 7, 'null') AS phone_number,
-                   e -> 8 AS data,
-                   e -> 9 AS channels,
-                   e -> 10 AS topics,
-                   e -> 11 AS tags,
-                   nullif(e -> 12, 'null') AS unsubscribed,
-                   (e ->> 13)::bigint AS newest_t,
-                   (e ->> 14)::bigint AS write_oldest_t
-              FROM jsonb_array_elements(${sql.json(rows as never)}) AS e) AS r
+      FROM ${jsonRows(sql, rows, "r", PROFILE_WRITE_COLUMNS)}
      ORDER BY r.project_id, r.key
     ON CONFLICT (project_id, key) DO UPDATE SET
       deleted_t      = greatest(p.deleted_t, excluded.deleted_t),
@@ -178,6 +205,15 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   return { applied: result.count, ignoredTopics: await unknownTopicChoices(sql, writes) };
 }
 
+/** The topics a write chooses, by id. */
+interface TopicChoicesRow {
+  project_id: number;
+  key: string;
+  topic_ids: string[];
+}
+
+const TOPIC_CHOICES_COLUMNS = { project_id: "integer", key: "text", topic_ids: "jsonb" } as const;
+
 /**
  * The topic choices of `writes` that name no topic of the profile's project, which the write
  * leaves out. Read after it, so that a choice reported here was left out (topics are never
@@ -186,15 +222,15 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
 async function unknownTopicChoices(sql: Db, writes: readonly ProfileWrite[]): Promise<ApplyResult["ignoredTopics"]> {
   const chosen = writes
     .filter((w) => Object.keys(w.state.topics).length > 0)
-    .map((w) => [w.projectId, w.key, Object.keys(w.state.topics)]);
+    .map((w): TopicChoicesRow => ({ project_id: w.projectId, key: w.key, topic_ids: Object.keys(w.state.topics) }));
   if (chosen.length === 0) return [];
   const unknown = await sql<ApplyResult["ignoredTopics"]>`
     SELECT r.project_id AS "projectId", r.key, r.topic_ids AS "topicIds"
-      FROM (SELECT (e ->> 0)::integer AS project_id, e ->> 1 AS key,
-                   ARRAY(SELECT c FROM jsonb_array_elements_text(e -> 2) AS c
+      FROM (SELECT c.project_id, c.key,
+                   ARRAY(SELECT chosen.id FROM jsonb_array_elements_text(c.topic_ids) AS chosen (id)
                           WHERE NOT EXISTS (SELECT 1 FROM topics AS t
-                                             WHERE t.id = c::bigint AND t.project_id = (e ->> 0)::integer)) AS topic_ids
-              FROM jsonb_array_elements(${sql.json(chosen as never)}) AS e) AS r
+                                             WHERE t.id = chosen.id::bigint AND t.project_id = c.project_id)) AS topic_ids
+              FROM ${jsonRows(sql, chosen, "c", TOPIC_CHOICES_COLUMNS)}) AS r
      WHERE cardinality(r.topic_ids) > 0`;
   return [...unknown];
 }
@@ -204,22 +240,6 @@ export interface StoredProfile {
   externalId: string | null;
   state: ProfileState;
   updatedAt: Date;
-}
-
-interface ProfileRow {
-  key: string;
-  external_id: string | null;
-  created_t: number | null;
-  last_created_t: number | null;
-  deleted_t: number | null;
-  email: ProfileState["email"];
-  phone_number: ProfileState["phoneNumber"];
-  data: ProfileState["data"];
-  channels: ProfileState["channels"];
-  topic_choices: ProfileState["topics"];
-  tags: ProfileState["tags"];
-  unsubscribed: ProfileState["unsubscribed"];
-  updated_at: Date;
 }
 
 function storedProfile(row: ProfileRow): StoredProfile {

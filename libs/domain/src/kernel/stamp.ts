@@ -34,7 +34,7 @@ const PLAIN_SHORT_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]{0,62}$/;
 
 /**
  * Whether the value's tie-breaker is the text Postgres writes for it as jsonb, `(s -> 'v')::text`
- * (migration 010's lww_is_newer): null, a boolean, a safe integer, or a short plain string. Such
+ * (lww_is_newer, libs/db/functions/lww.sql): null, a boolean, a safe integer, or a short plain string. Such
  * values, most of what identifies carry, are stamped without `h`: storing it too made every
  * row, its JSON and its WAL carry them twice.
  */

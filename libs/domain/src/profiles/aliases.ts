@@ -91,6 +91,6 @@ export function canonicalKey(edges: readonly AliasEdge[], key: string): string {
  * The most ids reidentifies may link into one profile. Every read of the profile and every
  * erasure of it walks all of them, so this bounds what one request and one job can cost
  * (docs/profiles.md, "Limits"). The statement that records links refuses a reidentify past it
- * (migration 014).
+ * (libs/db/functions/record_link_operations.sql).
  */
 export const MAX_LINKED_IDS = 1_000;

@@ -1,0 +1,53 @@
+-- A job's reidentify links and delete erasures of one project: records them (a redelivered
+-- link is kept once, a key's latest erasure wins), waits for the project's lock (libs/db
+-- advisory-locks.ts PROFILE_LINKS_LOCK, held until the transaction ends), then reads the
+-- components of `keys` as every job that held the lock before left them. One statement, so
+-- that the lock is never held across a round trip to the worker: held over three, it was what
+-- a mixed drain waited on most (docs/scaling.md). In PL/pgSQL each statement takes a snapshot
+-- of its own, so the read sees what was committed while the lock was awaited.
+-- test/db/profile-lifecycle.test.ts runs both, and the limit, through the worker's dispatcher.
+CREATE OR REPLACE FUNCTION record_link_operations(project integer, lock_id integer, links jsonb, erasures jsonb, keys text[])
+RETURNS jsonb LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO profile_links (project_id, from_key, to_key, t)
+  SELECT project, l."from", l."to", l.t
+    FROM jsonb_to_recordset(links) AS l ("from" text, "to" text, t bigint)
+  ON CONFLICT DO NOTHING;
+  INSERT INTO profile_erasures AS e (project_id, key, t)
+  SELECT project, x.key, max(x.t)
+    FROM jsonb_to_recordset(erasures) AS x (key text, t bigint)
+   GROUP BY x.key
+  ON CONFLICT (project_id, key) DO UPDATE SET t = greatest(e.t, excluded.t);
+  PERFORM pg_advisory_xact_lock(lock_id, project);
+  RETURN profile_components(project, keys);
+END
+$$;
+
+-- The same with at most `max_linked` ids linked into one profile (libs/domain MAX_LINKED_IDS,
+-- docs/profiles.md "Limits"), what libs/db/src/profile-links.ts calls; the five-argument one
+-- stays for the older workers of a rolling update (migration 014). Checked inside the statement
+-- that records the links, under the project's lock and before the links are committed: a
+-- reidentify past the limit fails the statement (SQLSTATE 22023, which the worker reads as
+-- refused input), so its job is split until it stands alone and is dead-lettered, and no other
+-- job ever sees its link. Checking in a statement of its own made the mixed drain walk every
+-- component twice.
+CREATE OR REPLACE FUNCTION record_link_operations(project integer, lock_id integer, links jsonb, erasures jsonb,
+                                                  keys text[], max_linked integer)
+RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  components jsonb := record_link_operations(project, lock_id, links, erasures, keys);
+BEGIN
+  -- The components read hold every id the job's links reach: when they are no more than the
+  -- limit together, none is past it, and no walk is needed (the common case).
+  IF (SELECT count(DISTINCT ids.key)
+        FROM jsonb_array_elements(components -> 'links') AS l,
+             LATERAL (VALUES (l ->> 'from'), (l ->> 'to')) AS ids (key)) > max_linked THEN
+    IF linked_ids_exceed_any(project, ARRAY(SELECT DISTINCT l."from" FROM jsonb_to_recordset(links) AS l ("from" text)),
+                             max_linked) THEN
+      RAISE EXCEPTION 'a reidentify would link more than % ids into one profile', max_linked
+        USING ERRCODE = '22023';
+    END IF;
+  END IF;
+  RETURN components;
+END
+$$;
