@@ -1,6 +1,6 @@
 import { connect, migrate, type Sql } from "@cm/db";
 import { startGateway, type RunningGateway } from "@cm/gateway";
-import { identifyQueue, maintenanceQueue, producerConnection } from "@cm/queue";
+import { profileOperationsQueue, maintenanceQueue, producerConnection } from "@cm/queue";
 import { startWorker, type RunningWorker } from "@cm/worker";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitUntilApplied } from "../support/applied";
@@ -89,7 +89,7 @@ describe("Postgres down for longer than any retry budget", () => {
     expect(acknowledged).toHaveLength(20);
 
     const connection = producerConnection(redisUrl);
-    const jobs = identifyQueue(connection, queue.prefix);
+    const jobs = profileOperationsQueue(connection, queue.prefix);
     try {
       const tried = async () =>
         Math.max(0, ...(await jobs.getJobs(["delayed", "waiting", "active"])).map((job) => job.attemptsStarted));

@@ -5,7 +5,13 @@ import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
 import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
-import { addEventBatch, addIdentifyBatch, eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import {
+  addEventBatch,
+  addProfileOperationsBatch,
+  eventsQueue,
+  profileOperationsQueue,
+  producerConnection,
+} from "@cm/queue";
 import { SingleBar } from "cli-progress";
 import { parse as parseCsv } from "csv-parse";
 import { CliError } from "../cli-error";
@@ -491,7 +497,10 @@ async function importSource(
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
   const connection = producerConnection(redis.url);
-  const queues = { identify: identifyQueue(connection, redis.prefix), events: eventsQueue(connection, redis.prefix) };
+  const queues = {
+    identify: profileOperationsQueue(connection, redis.prefix),
+    events: eventsQueue(connection, redis.prefix),
+  };
   const summary: ImportSummary = {
     imported: 0,
     rejected: 0,
@@ -513,7 +522,7 @@ async function importSource(
   const flush = async () => {
     if (pending.last <= state.done) return;
     await Promise.all([
-      pending.profile.length > 0 ? addIdentifyBatch(queues.identify, pending.profile) : null,
+      pending.profile.length > 0 ? addProfileOperationsBatch(queues.identify, pending.profile) : null,
       pending.events.length > 0 ? addEventBatch(queues.events, pending.events) : null,
     ]);
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
