@@ -2,6 +2,8 @@ import { profileKeyForId, type ProfileOperation } from "@cm/domain";
 import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_KIND, producerConnection, profileOperationsQueue } from "@cm/queue";
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childEnv } from "../support/env";
+import { startChild } from "../support/processes";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -183,6 +185,22 @@ describe("job kinds", () => {
     } finally {
       await queue.close();
       redis.disconnect();
+    }
+  });
+});
+
+describe("settings", () => {
+  it("names the deprecated IDENTIFY_BATCH_* a gateway is given when it starts", async () => {
+    const env = childEnv({ ...stack.config, port: 0, logLevel: "info" }, { IDENTIFY_BATCH_WAIT_MS: "5" });
+    const gateway = startChild("apps/gateway/dist/main.js", env);
+    try {
+      await waitFor("the gateway to listen", async () => /"url":"(http:[^"]+)"/.exec(gateway.output())?.[1]);
+      expect(gateway.output()).toContain(
+        "IDENTIFY_BATCH_WAIT_MS is deprecated: set PROFILE_OPERATIONS_BATCH_WAIT_MS and EVENTS_BATCH_WAIT_MS instead",
+      );
+    } finally {
+      gateway.child.kill("SIGTERM");
+      await gateway.exited;
     }
   });
 });
