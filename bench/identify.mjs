@@ -50,7 +50,11 @@ async function measureIntake(databaseUrl, authToken) {
     ]) {
       const queuePrefix = uniqueName(`bench_${name}`);
       servers[name] = {
-        ...(await startGateway({ databaseUrl, queuePrefix, extra: { IDENTIFY_BATCH_SIZE: String(batchSize) } })),
+        ...(await startGateway({
+          databaseUrl,
+          queuePrefix,
+          extra: { PROFILE_OPERATIONS_BATCH_SIZE: String(batchSize) },
+        })),
         queuePrefix,
       };
     }

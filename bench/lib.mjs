@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import postgres from "postgres";
 import { connect } from "@cm/db";
-import { IDENTIFY_JOB } from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB } from "@cm/queue";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -356,7 +356,7 @@ export async function drainOnce(
     const events = [];
     for (let n = first; n < Math.min(first + eventsPerJob, totalEvents); n += 1)
       events.push(operationAt(projectId, n, totalEvents));
-    jobs.push({ name: IDENTIFY_JOB, data: { events } });
+    jobs.push({ name: PROFILE_OPERATIONS_JOB, data: { events } });
   }
   for (let i = 0; i < jobs.length; i += 1000) await queue.addBulk(jobs.slice(i, i + 1000));
 

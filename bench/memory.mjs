@@ -127,7 +127,8 @@ async function main() {
     const bounded = await measure(db.url, authToken, { NODE_OPTIONS });
     const countOnly = await measure(db.url, authToken, {
       NODE_OPTIONS,
-      IDENTIFY_BATCH_MAX_BYTES: String(2 ** 32 - 1),
+      PROFILE_OPERATIONS_BATCH_MAX_BYTES: String(2 ** 32 - 1),
+      EVENTS_BATCH_MAX_BYTES: String(2 ** 32 - 1),
       BODY_BYTES_IN_FLIGHT: String(2 ** 32 - 1),
     });
     const batches = await measure(db.url, authToken, { NODE_OPTIONS }, LOADS.batch);

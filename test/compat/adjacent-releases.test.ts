@@ -5,20 +5,20 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { IdentifyEvent } from "@cm/domain";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import {
-  addIdentifyBatch,
+  addProfileOperationsBatch,
   consumerConnection,
   EVENTS_JOB,
   EVENTS_KIND,
   eventsQueue,
-  IDENTIFY_JOB,
-  IDENTIFY_QUEUE,
-  identifyQueue,
+  PROFILE_OPERATIONS_JOB,
+  PROFILE_OPERATIONS_QUEUE,
   maintenanceQueue,
   PROFILE_OPERATIONS_KIND,
+  profileOperationsQueue,
   producerConnection,
   topicFanoutQueue,
 } from "@cm/queue";
-import { createWorkerMetrics, identifyProcessor, queueWorkers } from "@cm/worker";
+import { createWorkerMetrics, profileOperationsProcessor, queueWorkers } from "@cm/worker";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,7 +96,7 @@ function pairing(label: string, trees: () => { gateway: string; worker: string }
     );
     state.connection = producerConnection(config.redisUrl);
     state.queues = {
-      identify: identifyQueue(state.connection, prefix.prefix),
+      identify: profileOperationsQueue(state.connection, prefix.prefix),
       events: eventsQueue(state.connection, prefix.prefix),
       fanout: topicFanoutQueue(state.connection, prefix.prefix),
       maintenance: maintenanceQueue(state.connection, prefix.prefix),
@@ -248,10 +248,13 @@ function previousLibrary<Library>(path: string): Library {
   return createRequire(import.meta.url)(join(ROOT, previousTree, path, "dist/index.js")) as Library;
 }
 
+/** Releases before issue 34 named the producers identifyQueue and addIdentifyBatch. */
 interface ReleaseQueueLibrary {
   producerConnection(redisUrl: string): { disconnect(): void };
-  identifyQueue(connection: unknown, prefix: string): { close(): Promise<void> };
-  addIdentifyBatch(queue: unknown, events: IdentifyEvent[]): Promise<{ id?: string }>;
+  profileOperationsQueue?(connection: unknown, prefix: string): { close(): Promise<void> };
+  addProfileOperationsBatch?(queue: unknown, events: IdentifyEvent[]): Promise<{ id?: string }>;
+  identifyQueue?(connection: unknown, prefix: string): { close(): Promise<void> };
+  addIdentifyBatch?(queue: unknown, events: IdentifyEvent[]): Promise<{ id?: string }>;
 }
 
 /**
@@ -266,12 +269,12 @@ async function refusedInputDeadLettered(pair: Pairing, queuedBy: "previous" | "t
     identify(project.id, "u-poison", { note: "bad\u0000byte" }),
   ];
   let jobId: string | undefined;
-  if (queuedBy === "this") jobId = (await addIdentifyBatch(pair.queues.identify, operations)).id;
+  if (queuedBy === "this") jobId = (await addProfileOperationsBatch(pair.queues.identify, operations)).id;
   else {
     const release = previousLibrary<ReleaseQueueLibrary>("libs/queue");
     const connection = release.producerConnection(testConfig(db.url, pair.prefix).redisUrl);
-    const queue = release.identifyQueue(connection, pair.prefix);
-    jobId = (await release.addIdentifyBatch(queue, operations)).id;
+    const queue = (release.profileOperationsQueue ?? release.identifyQueue)!(connection, pair.prefix);
+    jobId = (await (release.addProfileOperationsBatch ?? release.addIdentifyBatch)!(queue, operations)).id;
     await queue.close();
     connection.disconnect();
   }
@@ -355,12 +358,12 @@ describe("this release's gateway, the previous release's worker", () => {
     const newer = { kind: PROFILE_OPERATIONS_KIND.kind, v: PROFILE_OPERATIONS_KIND.v + 1 };
     const data = { ...newer, events: [identify(project.id, "u-future", { plan: "next" })], acceptedAt: Date.now() };
     const jobs: [Queue, Job][] = [
-      [queues.identify, await queues.identify.add(IDENTIFY_JOB, data)],
+      [queues.identify, await queues.identify.add(PROFILE_OPERATIONS_JOB, data)],
       [
         queues.events,
         await queues.events.add(EVENTS_JOB, { kind: EVENTS_KIND.kind, v: EVENTS_KIND.v + 1, events: [] }),
       ],
-      [queues.identify, await queues.identify.add(IDENTIFY_JOB, { kind: "someday", v: 1, events: [] })],
+      [queues.identify, await queues.identify.add(PROFILE_OPERATIONS_JOB, { kind: "someday", v: 1, events: [] })],
     ];
     const [[, newerJob]] = jobs as [[Queue, Job]];
     await waitFor("the previous release's worker to leave each job alone", async () =>
@@ -388,8 +391,8 @@ describe("this release's gateway, the previous release's worker", () => {
     const connection = consumerConnection(config.redisUrl);
     const { createQueueWorker } = queueWorkers(connection, config, logger, metrics);
     const newerWorker = createQueueWorker(
-      IDENTIFY_QUEUE,
-      forKnownKind(newer, false, identifyProcessor(stores, logger, metrics), () => {}),
+      PROFILE_OPERATIONS_QUEUE,
+      forKnownKind(newer, false, profileOperationsProcessor(stores, logger, metrics), () => {}),
       { concurrency: 1, heldUnderWorkerLock: true },
     );
     try {

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, insertTopic, recordDeadLetter } from "@cm/db";
 import { profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
-import { addIdentifyBatch, identifyQueue } from "@cm/queue";
+import { addProfileOperationsBatch, profileOperationsQueue } from "@cm/queue";
 import { applyProfileOperations, createWorkerMetrics, queueWorkers } from "@cm/worker";
 import { REDIS_URL } from "../support/env";
 import { testLogger } from "../support/logs";
@@ -60,9 +60,9 @@ describe("a batch holding an event Postgres refuses", () => {
   it("through the queue: the job completes, the event is dead-lettered, the others are applied", async () => {
     await stack.worker();
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = identifyQueue(redis, stack.config.queuePrefix);
+    const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
     try {
-      const job = await addIdentifyBatch(queue, [event("queued-ok", { plan: "pro" }), poison("queued-bad")]);
+      const job = await addProfileOperationsBatch(queue, [event("queued-ok", { plan: "pro" }), poison("queued-bad")]);
       await waitFor("the job to finish", async () => ((await job.getState()) === "completed" ? true : undefined));
       // Kept for the dashboard, as a summary: nobody's data.
       expect((await queue.getJob(job.id as string))?.data).toMatchObject({

@@ -12,7 +12,7 @@ import {
   type Transaction,
 } from "@cm/db";
 import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
-import { IDENTIFY_JOB, IDENTIFY_QUEUE, type IdentifyJobData } from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, type ProfileOperationsJobData } from "@cm/queue";
 import { applyProfileOperations } from "@cm/worker";
 import { applyRetention } from "../../apps/worker/src/features/retention";
 import { storeTrackedEvents } from "../../apps/worker/src/features/store-tracked-events";
@@ -377,9 +377,12 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     }
 
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<IdentifyJobData>(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
+    const queue = new Queue<ProfileOperationsJobData>(PROFILE_OPERATIONS_QUEUE, {
+      connection: redis,
+      prefix: stack.config.queuePrefix,
+    });
     const failing = new Worker(
-      IDENTIFY_QUEUE,
+      PROFILE_OPERATIONS_QUEUE,
       async () => {
         throw new Error("Postgres is away");
       },
@@ -393,7 +396,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
     const queued = Object.fromEntries(
       await Promise.all(
         Object.entries(jobs).map(async ([name, events]) => {
-          const job = await queue.add(IDENTIFY_JOB, { events }, { attempts: 1 });
+          const job = await queue.add(PROFILE_OPERATIONS_JOB, { events }, { attempts: 1 });
           return [name, job.id as string] as const;
         }),
       ),

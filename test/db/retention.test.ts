@@ -2,7 +2,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDeadLetter } from "@cm/db";
-import { IDENTIFY_JOB, IDENTIFY_QUEUE, maintenanceQueue, RETENTION_JOB } from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, maintenanceQueue, RETENTION_JOB } from "@cm/queue";
 import { applyRetention } from "../../apps/worker/src/features/retention";
 import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
@@ -22,7 +22,7 @@ let queue: Queue;
 beforeAll(async () => {
   stack = await createTestStack("retention", { maintenanceEveryMs: 1_000, hiddenProfileRetentionDays: 7 });
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue(IDENTIFY_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
+  queue = new Queue(PROFILE_OPERATIONS_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
 });
 afterAll(async () => {
   await queue.close();
@@ -38,13 +38,13 @@ describe("retention", () => {
   it("keeps failed jobs, and counts those older than FAILED_JOB_WARN_DAYS for the warning", async () => {
     const connection = redis.duplicate();
     const failing = new Worker(
-      IDENTIFY_QUEUE,
+      PROFILE_OPERATIONS_QUEUE,
       async () => {
         throw new Error("refused");
       },
       { connection, prefix: stack.config.queuePrefix },
     );
-    await queue.add(IDENTIFY_JOB, { events: [] }, { attempts: 1 });
+    await queue.add(PROFILE_OPERATIONS_JOB, { events: [] }, { attempts: 1 });
     await waitFor("the job to fail", async () => ((await queue.getFailedCount()) === 1 ? true : undefined));
     await failing.close();
     connection.disconnect();

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { createApp, type RunningGateway } from "@cm/gateway";
 import type { ProfileOperation } from "@cm/domain";
-import { addIdentifyBatch } from "@cm/queue";
+import { addProfileOperationsBatch } from "@cm/queue";
 import type { Histogram } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
@@ -76,7 +76,7 @@ function profileWhen(project: TestProject, id: string, done: (profile: Record<st
 }
 
 /** Every job queued so far applied: operations and tracked events, whose jobs apply in either order. */
-const allApplied = () => drained([gateway.deps.identifyQueue, gateway.deps.eventsQueue]);
+const allApplied = () => drained([gateway.deps.profileOperationsQueue, gateway.deps.eventsQueue]);
 
 /** The profile (null: 404) once every operation answered before is applied. */
 async function settledProfile(project: TestProject, id: string) {
@@ -90,7 +90,7 @@ async function queuedSoFar(): Promise<number> {
   const sum = async (histogram: Histogram) =>
     (await histogram.get()).values.find((value) => value.metricName?.endsWith("_sum"))?.value ?? 0;
   const { metrics } = gateway.deps;
-  return (await sum(metrics.identifyBatchSize)) + (await sum(metrics.eventBatchSize));
+  return (await sum(metrics.profileOperationsBatchSize)) + (await sum(metrics.eventBatchSize));
 }
 
 function listen(app: ReturnType<typeof createApp>): Promise<Server> {
@@ -495,7 +495,7 @@ describe("Idempotency-Key", () => {
     const slow = new MicroBatcher<ProfileOperation>(
       async (items) => {
         await held;
-        await addIdentifyBatch(gateway.deps.identifyQueue, items);
+        await addProfileOperationsBatch(gateway.deps.profileOperationsQueue, items);
       },
       { writeTimeoutMs: 10_000 },
     );

@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { identifyQueue, producerConnection } from "@cm/queue";
+import { profileOperationsQueue, producerConnection } from "@cm/queue";
 import { childEnv } from "../support/env";
 import { runCtl } from "../support/processes";
 import { createTestStack, type TestStack } from "../support/services";
@@ -52,7 +52,7 @@ it(`imports a file larger than the ctl's heap (--max-old-space-size=${HEAP_MB})`
   console.log(`ctl import: ${LINES} lines in ${Date.now() - started} ms under a ${HEAP_MB} MB heap`);
 
   const connection = producerConnection(stack.config.redisUrl);
-  const queue = identifyQueue(connection, stack.config.queuePrefix);
+  const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
   try {
     // An import's jobs wait behind live traffic, in the prioritized set (docs/bulk.md).
     const jobs = await queue.getJobs(["waiting", "prioritized"], 0, -1);

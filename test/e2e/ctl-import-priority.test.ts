@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { completedJobSummary, eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import { completedJobSummary, eventsQueue, producerConnection, profileOperationsQueue } from "@cm/queue";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -29,7 +29,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "ctl-import-priority-"));
   connection = producerConnection(stack.config.redisUrl);
   queues = {
-    identify: identifyQueue(connection, stack.config.queuePrefix),
+    identify: profileOperationsQueue(connection, stack.config.queuePrefix),
     events: eventsQueue(connection, stack.config.queuePrefix),
   };
 });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportedEventLine, ExportedProfileLine, Profile } from "@cm/domain";
-import { eventsQueue, identifyQueue, producerConnection } from "@cm/queue";
+import { eventsQueue, profileOperationsQueue, producerConnection } from "@cm/queue";
 import { childEnv } from "../support/env";
 import { runCtl, startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
@@ -73,7 +73,7 @@ async function importFile(project: TestProject, args: string[]) {
 async function drained(): Promise<void> {
   const connection = producerConnection(stack.config.redisUrl);
   const queues = [
-    identifyQueue(connection, stack.config.queuePrefix),
+    profileOperationsQueue(connection, stack.config.queuePrefix),
     eventsQueue(connection, stack.config.queuePrefix),
   ];
   try {

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB, identifyQueue } from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB, profileOperationsQueue } from "@cm/queue";
 import { createTestStack, type TestStack } from "../support/services";
 import { childEnv, REDIS_URL } from "../support/env";
 import { startChild } from "../support/processes";
@@ -82,7 +82,7 @@ describe("SIGTERM under load", () => {
     "the worker finishes or hands back its jobs and exits; a new worker applies the rest",
     async () => {
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-      const queue = identifyQueue(redis, stack.config.queuePrefix);
+      const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
       try {
         const event = (n: number): IdentifyEvent => ({
           projectId: stack.project.id,
@@ -93,7 +93,7 @@ describe("SIGTERM under load", () => {
           data: { n },
         });
         const jobs = Array.from({ length: 80 }, (_, j) => ({
-          name: IDENTIFY_JOB,
+          name: PROFILE_OPERATIONS_JOB,
           data: { events: Array.from({ length: 250 }, (_, i) => event(j * 250 + i)) },
         }));
         const env = childEnv(stack.config, { WORKER_CONCURRENCY: "2" });

@@ -1,4 +1,9 @@
+import { profileKeyForId, type ProfileOperation } from "@cm/domain";
+import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_KIND, producerConnection, profileOperationsQueue } from "@cm/queue";
+import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { childEnv } from "../support/env";
+import { startChild } from "../support/processes";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -152,5 +157,50 @@ describe("health", () => {
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({ postgres: "ok", redis: "ok" });
+  });
+});
+
+describe("job kinds", () => {
+  it("leaves a job holding an operation the worker does not know alone: data and tries untouched, nothing applied", async () => {
+    const redis = producerConnection(stack.config.redisUrl);
+    const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
+    try {
+      const on = (id: string) => ({ projectId: stack.project.id, key: profileKeyForId(id), id, t: Date.now() });
+      // As a newer release might queue a new operation within version 1, beside an identify.
+      const operations = [
+        { ...on("beside-merge"), updateOnly: false, data: { plan: "pro" } },
+        { ...on("merged"), op: "merge", into: "beside-merge" },
+      ] as unknown as ProfileOperation[];
+      const job = await queue.add(PROFILE_OPERATIONS_JOB, {
+        ...PROFILE_OPERATIONS_KIND,
+        events: operations,
+        acceptedAt: Date.now(),
+      });
+      await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
+      const held = (await queue.getJob(job.id as string)) as Job;
+      expect({ data: held.data, attemptsMade: held.attemptsMade }).toEqual({ data: job.data, attemptsMade: 0 });
+      expect(await queue.getFailedCount()).toBe(0);
+      expect(await readProfile("beside-merge")).toBeUndefined();
+      await job.remove();
+    } finally {
+      await queue.close();
+      redis.disconnect();
+    }
+  });
+});
+
+describe("settings", () => {
+  it("names the deprecated IDENTIFY_BATCH_* a gateway is given when it starts", async () => {
+    const env = childEnv({ ...stack.config, port: 0, logLevel: "info" }, { IDENTIFY_BATCH_WAIT_MS: "5" });
+    const gateway = startChild("apps/gateway/dist/main.js", env);
+    try {
+      await waitFor("the gateway to listen", async () => /"url":"(http:[^"]+)"/.exec(gateway.output())?.[1]);
+      expect(gateway.output()).toContain(
+        "IDENTIFY_BATCH_WAIT_MS is deprecated: set PROFILE_OPERATIONS_BATCH_WAIT_MS and EVENTS_BATCH_WAIT_MS instead",
+      );
+    } finally {
+      gateway.child.kill("SIGTERM");
+      await gateway.exited;
+    }
   });
 });

@@ -37,7 +37,13 @@ async function readProfile(id: string, key = project.apiKey) {
 }
 
 async function queuedEventIds(): Promise<string[]> {
-  const jobs = await gateway.deps.identifyQueue.getJobs(["waiting", "delayed", "active", "completed", "failed"]);
+  const jobs = await gateway.deps.profileOperationsQueue.getJobs([
+    "waiting",
+    "delayed",
+    "active",
+    "completed",
+    "failed",
+  ]);
   return jobs.flatMap((job) => job.data.events.map((event) => event.id as string));
 }
 

@@ -1,5 +1,5 @@
 import { operationKind, type ProfileOperation, type ProfileOperationKind } from "@cm/domain";
-import { identifyQueue, type IdentifyJobData } from "@cm/queue";
+import { profileOperationsQueue, type ProfileOperationsJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,13 +21,13 @@ const FORM_TYPE = { "content-type": "application/x-www-form-urlencoded" };
 let stack: TestStack;
 let base: string;
 let redis: Redis;
-let queue: Queue<IdentifyJobData>;
+let queue: Queue<ProfileOperationsJobData>;
 
 beforeAll(async () => {
   stack = await createTestStack("profile_operations");
   base = (await stack.gateway()).url;
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = identifyQueue(redis, stack.config.queuePrefix);
+  queue = profileOperationsQueue(redis, stack.config.queuePrefix);
 });
 afterAll(async () => {
   await queue.close();

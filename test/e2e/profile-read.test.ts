@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addIdentifyBatch, identifyQueue, producerConnection } from "@cm/queue";
+import { addProfileOperationsBatch, profileOperationsQueue, producerConnection } from "@cm/queue";
 import { profileOperations, storedKeyOf } from "../support/profile-operations";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
@@ -77,11 +77,11 @@ describe("GET /api/v2/users/:id", () => {
 
   it("reads a reidentified user's ids as one profile under its new id, and 404s once it is deleted", async () => {
     const connection = producerConnection(stack.config.redisUrl);
-    const queue = identifyQueue(connection, stack.config.queuePrefix);
+    const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
     const p = profileOperations(stack.project.id);
     const now = Date.now();
     try {
-      await addIdentifyBatch(queue, [
+      await addProfileOperationsBatch(queue, [
         p.identify("before", now - 3, { email: "before@example.com", data: { plan: "free" } }),
         p.tags("before", now - 2, ["vip"]),
         p.reidentify("before", "after", now - 1),
@@ -94,7 +94,7 @@ describe("GET /api/v2/users/:id", () => {
       expect(merged).toMatchObject({ id: "after", email: "before@example.com", tags: ["vip"], unsubscribed: true });
       expect((await read("after", stack.project.apiKey)).body).toEqual(merged);
 
-      await addIdentifyBatch(queue, [p.delete("after", now + 1)]);
+      await addProfileOperationsBatch(queue, [p.delete("after", now + 1)]);
       await waitFor("the erasure", async () =>
         (await read("before", stack.project.apiKey)).status === 404 ? true : undefined,
       );

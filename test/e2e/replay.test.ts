@@ -2,8 +2,8 @@ import { createProject, recordDeadLetter } from "@cm/db";
 import type { IdentifyEvent } from "@cm/domain";
 import {
   consumerConnection,
-  IDENTIFY_JOB,
-  identifyQueue,
+  PROFILE_OPERATIONS_JOB,
+  profileOperationsQueue,
   PROFILE_OPERATIONS_KIND,
   producerConnection,
 } from "@cm/queue";
@@ -60,7 +60,7 @@ describe("failed jobs", () => {
   it("are kept until replayed or discarded, by project", async () => {
     const other = await createProject(stack.db.sql, "other");
     const connection = producerConnection(stack.config.redisUrl);
-    const queue = identifyQueue(connection, stack.config.queuePrefix);
+    const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
     const workerConnection = consumerConnection(stack.config.redisUrl);
     // A job that failed for good, as one that stalled past its limit does: no worker of ours runs yet.
     const failing = new Worker(
@@ -73,7 +73,7 @@ describe("failed jobs", () => {
     try {
       const now = Date.now();
       await queue.add(
-        IDENTIFY_JOB,
+        PROFILE_OPERATIONS_JOB,
         {
           ...PROFILE_OPERATIONS_KIND,
           events: [

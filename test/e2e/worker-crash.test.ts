@@ -2,7 +2,7 @@ import type { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { IDENTIFY_JOB, identifyQueue, type IdentifyJobData } from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB, profileOperationsQueue, type ProfileOperationsJobData } from "@cm/queue";
 import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";
 import { childEnv, REDIS_URL, testConfig } from "../support/env";
 import { startChild } from "../support/processes";
@@ -16,7 +16,7 @@ const EVENTS_PER_JOB = 500;
 let db: TestDatabase;
 let project: TestProject;
 let redis: Redis;
-let queue: Queue<IdentifyJobData>;
+let queue: Queue<ProfileOperationsJobData>;
 const prefix = createTestQueuePrefix("crash");
 
 function event(n: number): IdentifyEvent {
@@ -45,7 +45,7 @@ beforeAll(async () => {
   db = await createTestDatabase("crash");
   project = await createTestProject(db.sql);
   redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = identifyQueue(redis, prefix.prefix);
+  queue = profileOperationsQueue(redis, prefix.prefix);
 });
 
 afterAll(async () => {
@@ -61,7 +61,7 @@ describe("a worker killed mid-batch", () => {
     async () => {
       await queue.addBulk(
         Array.from({ length: JOBS }, (_, j) => ({
-          name: IDENTIFY_JOB,
+          name: PROFILE_OPERATIONS_JOB,
           data: { events: Array.from({ length: EVENTS_PER_JOB }, (_, i) => event(j * EVENTS_PER_JOB + i)) },
         })),
       );

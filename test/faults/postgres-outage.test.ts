@@ -1,7 +1,13 @@
 import { connect, migrate, type Sql } from "@cm/db";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import type { ProfileOperation } from "@cm/domain";
-import { addIdentifyBatch, identifyQueue, IMPORT_JOB_PRIORITY, maintenanceQueue, producerConnection } from "@cm/queue";
+import {
+  addProfileOperationsBatch,
+  IMPORT_JOB_PRIORITY,
+  maintenanceQueue,
+  producerConnection,
+  profileOperationsQueue,
+} from "@cm/queue";
 import { startWorker, type RunningWorker } from "@cm/worker";
 import type { Job } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -100,9 +106,9 @@ describe("Postgres down for longer than any retry budget", () => {
 
     postgres.crash();
     const connection = producerConnection(redisUrl);
-    const jobs = identifyQueue(connection, queue.prefix);
+    const jobs = profileOperationsQueue(connection, queue.prefix);
     try {
-      const imported = await addIdentifyBatch(jobs, importedOperations(["imported-during"]), {
+      const imported = await addProfileOperationsBatch(jobs, importedOperations(["imported-during"]), {
         priority: IMPORT_JOB_PRIORITY,
       });
       const importedJob = async () => (await jobs.getJob(imported.id as string)) as Job;

@@ -10,7 +10,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "@cm/config";
-import { EVENTS_QUEUE, IDENTIFY_QUEUE, TOPIC_FANOUT_QUEUE } from "../../libs/queue/src/names";
+import { EVENTS_QUEUE, PROFILE_OPERATIONS_QUEUE, TOPIC_FANOUT_QUEUE } from "../../libs/queue/src/names";
 import {
   type KObject,
   KustomizeError,
@@ -27,7 +27,7 @@ import { preloadDeclaredTypes, validateManifest } from "./validate";
 const ROOT = resolve(__dirname, "..", "..");
 const K8S = join(ROOT, "k8s");
 const OVERLAYS = { dev: join(K8S, "overlays", "dev"), prod: join(K8S, "overlays", "prod") };
-const QUEUES = [IDENTIFY_QUEUE, EVENTS_QUEUE, TOPIC_FANOUT_QUEUE];
+const QUEUES = [PROFILE_OPERATIONS_QUEUE, EVENTS_QUEUE, TOPIC_FANOUT_QUEUE];
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -1,5 +1,5 @@
 import type { Sql } from "@cm/db";
-import { eventsQueue, identifyQueue } from "@cm/queue";
+import { eventsQueue, profileOperationsQueue } from "@cm/queue";
 import { cachedProfileKeys, type ProfileStores } from "@cm/worker";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "./env";
@@ -8,7 +8,7 @@ import { REDIS_URL } from "./env";
 export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores & { close(): Promise<void> } {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queues = {
-    identifyQueue: identifyQueue(connection, queuePrefix),
+    profileOperationsQueue: profileOperationsQueue(connection, queuePrefix),
     eventsQueue: eventsQueue(connection, queuePrefix),
   };
   return {
@@ -16,7 +16,7 @@ export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores 
     ...queues,
     profileKeys: cachedProfileKeys(sql),
     async close() {
-      await Promise.all([queues.identifyQueue.close(), queues.eventsQueue.close()]);
+      await Promise.all([queues.profileOperationsQueue.close(), queues.eventsQueue.close()]);
       connection.disconnect();
     },
   };

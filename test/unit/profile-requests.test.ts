@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import {
   InvalidInput,
+  isKnownOperation,
+  isLinkOperation,
+  isStateOperation,
   parseEditRequest,
   parseReidentifyRequest,
   parseTagsRequest,
@@ -12,6 +15,7 @@ import {
   toSubscriptionOperation,
   toTagsOperation,
   type Parsed,
+  type ProfileOperation,
 } from "@cm/domain";
 
 const NOW = Date.parse("2026-06-01T12:00:00Z");
@@ -85,6 +89,31 @@ describe("the operations a request becomes", () => {
     expect(() => toReidentifyOperation(1, { id: "a", new_id: 2 ** 60 }, NOW)).toThrow(
       /new_id must be sent as a string/,
     );
+  });
+});
+
+describe("the kinds of operation a worker knows", () => {
+  it("places each in one of state and link operations, and knows no other", () => {
+    const on = { projectId: 1, key: "i:u", id: "u", t: NOW };
+    const operations: ProfileOperation[] = [
+      { ...on, updateOnly: false },
+      { ...on, op: "identify", updateOnly: false },
+      toEditOperation(1, { id: "u", changes: { plan: "pro" } }, NOW),
+      toTagsOperation(1, { id: "u", add: ["vip"] }, NOW),
+      toSubscriptionOperation(1, { id: "u" }, NOW, true),
+      toDeleteOperation(1, { id: "u" }, NOW),
+      toReidentifyOperation(1, { id: "u", new_id: "v" }, NOW)!,
+    ];
+    const placed = operations.map((operation) => ({
+      known: isKnownOperation(operation),
+      state: isStateOperation(operation),
+      link: isLinkOperation(operation),
+    }));
+    const state = { known: true, state: true, link: false };
+    const link = { known: true, state: false, link: true };
+    expect(placed).toEqual([state, state, state, state, state, link, link]);
+    for (const op of ["merge", "", 7, null]) expect(isKnownOperation({ ...on, op }), String(op)).toBe(false);
+    expect(isKnownOperation({ ...on, op: "toString" })).toBe(false);
   });
 });
 

@@ -30,4 +30,30 @@ describe("typia transform", () => {
       expect.stringMatching(/^DEAD_LETTER_RETENTION_DAYS is no longer read: .*DEAD_LETTER_WARN_DAYS/),
     ]);
   });
+
+  it("reads each micro-batcher's settings, and the IDENTIFY_BATCH_* names they replace for both, named as deprecated", () => {
+    const defaults = { size: 500, maxBytes: 1024 * 1024, waitMs: 2 };
+    expect(loadConfig({})).toMatchObject({
+      profileOperationsBatch: defaults,
+      eventsBatch: defaults,
+      deprecatedSettings: [],
+    });
+    expect(
+      loadConfig({ PROFILE_OPERATIONS_BATCH_SIZE: "100", EVENTS_BATCH_WAIT_MS: "5", EVENTS_BATCH_MAX_BYTES: "2048" }),
+    ).toMatchObject({
+      profileOperationsBatch: { ...defaults, size: 100 },
+      eventsBatch: { ...defaults, maxBytes: 2048, waitMs: 5 },
+      deprecatedSettings: [],
+    });
+    const old = loadConfig({ IDENTIFY_BATCH_SIZE: "50", IDENTIFY_BATCH_WAIT_MS: "7", EVENTS_BATCH_WAIT_MS: "3" });
+    expect(old).toMatchObject({
+      profileOperationsBatch: { ...defaults, size: 50, waitMs: 7 },
+      eventsBatch: { ...defaults, size: 50, waitMs: 3 },
+    });
+    expect(old.deprecatedSettings).toEqual([
+      "IDENTIFY_BATCH_SIZE is deprecated: set PROFILE_OPERATIONS_BATCH_SIZE and EVENTS_BATCH_SIZE instead",
+      "IDENTIFY_BATCH_WAIT_MS is deprecated: set PROFILE_OPERATIONS_BATCH_WAIT_MS and EVENTS_BATCH_WAIT_MS instead",
+    ]);
+    expect(() => loadConfig({ IDENTIFY_BATCH_SIZE: "0" })).toThrow(/profileOperationsBatch\.size/);
+  });
 });

@@ -1,6 +1,6 @@
 import type { Sql } from "@cm/db";
 import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
-import type { EventsJobData, IdentifyJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
+import type { EventsJobData, ProfileOperationsJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -18,7 +18,7 @@ export interface GatewayDeps {
   /** Each project's share of `sql`'s connections, held while a key-authenticated operation runs. */
   poolShares: PoolShares;
   redis: Redis;
-  identifyQueue: Queue<IdentifyJobData>;
+  profileOperationsQueue: Queue<ProfileOperationsJobData>;
   eventsQueue: Queue<EventsJobData>;
   topicFanoutQueue: Queue<TopicFanoutJobData>;
   credentials: CredentialCache;

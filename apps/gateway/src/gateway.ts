@@ -1,14 +1,14 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Config } from "@cm/config";
+import type { Config, MicroBatchSettings } from "@cm/config";
 import { connect, findCredential, type Sql } from "@cm/db";
 import { TokenBucket } from "@cm/domain";
 import {
   addEventBatch,
-  addIdentifyBatch,
+  addProfileOperationsBatch,
   checkRedisDurability,
   eventsQueue,
-  identifyQueue,
+  profileOperationsQueue,
   producerConnection,
   topicFanoutQueue,
 } from "@cm/queue";
@@ -66,7 +66,7 @@ export function gatewayDeps(
   sql: Sql,
   credentialSql: Sql = sql,
 ): GatewayDeps {
-  const queue = identifyQueue(redis, config.queuePrefix);
+  const queue = profileOperationsQueue(redis, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
   const trackQueue = eventsQueue(redis, config.queuePrefix);
   trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
@@ -74,18 +74,18 @@ export function gatewayDeps(
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
 
   const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue]);
-  const batching: MicroBatcherOptions = {
-    maxBatchSize: config.identifyBatchSize,
-    maxBatchBytes: config.identifyBatchMaxBytes,
-    maxWaitMs: config.identifyBatchWaitMs,
+  const batching = ({ size, maxBytes, waitMs }: MicroBatchSettings): MicroBatcherOptions => ({
+    maxBatchSize: size,
+    maxBatchBytes: maxBytes,
+    maxWaitMs: waitMs,
     writeTimeoutMs: config.identifyWriteTimeoutMs,
-  };
+  });
 
   return {
     sql,
     poolShares: new PoolShares(PROJECT_POOL_SHARE),
     redis,
-    identifyQueue: queue,
+    profileOperationsQueue: queue,
     eventsQueue: trackQueue,
     topicFanoutQueue: fanoutQueue,
     credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
@@ -99,16 +99,16 @@ export function gatewayDeps(
     ),
     profileOperationBatcher: new MicroBatcher(
       async (operations) => {
-        await addIdentifyBatch(queue, operations);
+        await addProfileOperationsBatch(queue, operations);
       },
-      batching,
-      (size) => metrics.identifyBatchSize.observe(size),
+      batching(config.profileOperationsBatch),
+      (size) => metrics.profileOperationsBatchSize.observe(size),
     ),
     eventBatcher: new MicroBatcher(
       async (events) => {
         await addEventBatch(trackQueue, events);
       },
-      batching,
+      batching(config.eventsBatch),
       (size) => metrics.eventBatchSize.observe(size),
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
@@ -174,7 +174,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all([deps.identifyQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
+      await Promise.all([deps.profileOperationsQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
       redis.disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();

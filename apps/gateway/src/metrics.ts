@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 export interface GatewayMetrics {
   registry: Registry;
   httpRequestSeconds: Histogram<"method" | "route" | "status">;
-  identifyBatchSize: Histogram;
+  profileOperationsBatchSize: Histogram;
   eventBatchSize: Histogram;
 }
 
@@ -36,7 +36,7 @@ export function createGatewayMetrics(queues: readonly Queue[]): GatewayMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
-    identifyBatchSize: new Histogram({
+    profileOperationsBatchSize: new Histogram({
       name: "identify_enqueue_batch_size",
       help: "Identify events per queue write (gateway micro-batches)",
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],

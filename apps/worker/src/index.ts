@@ -4,6 +4,6 @@ export * from "./features/fan-out-topic-default";
 export * from "./features/profile-keys";
 export * from "./metrics";
 export * from "./queues/create-queue-worker";
-export * from "./queues/identify-processor";
+export * from "./queues/profile-operations-processor";
 export * from "./queues/topic-fanout-processor";
 export * from "./worker";

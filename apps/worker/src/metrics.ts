@@ -2,10 +2,10 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 
 export interface WorkerMetrics {
   registry: Registry;
-  identifyBatchSeconds: Histogram;
-  identifyEventsApplied: Counter;
-  identifyDeadLetters: Counter;
-  identifyLagSeconds: Histogram;
+  profileOperationsBatchSeconds: Histogram;
+  profileOperationsApplied: Counter;
+  deadLetters: Counter;
+  profileOperationsLagSeconds: Histogram;
   fanoutProfiles: Counter<"topic">;
   eventsBatchSeconds: Histogram;
   eventsStored: Counter;
@@ -22,23 +22,23 @@ export function createWorkerMetrics(): WorkerMetrics {
   const registers = [registry];
   return {
     registry,
-    identifyBatchSeconds: new Histogram({
+    profileOperationsBatchSeconds: new Histogram({
       name: "identify_batch_apply_seconds",
       help: "Time to apply one identify job (one SQL statement, more when a batch is split) to Postgres",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
-    identifyEventsApplied: new Counter({
+    profileOperationsApplied: new Counter({
       name: "identify_events_applied_total",
       help: "Identify events applied to Postgres",
       registers,
     }),
-    identifyDeadLetters: new Counter({
+    deadLetters: new Counter({
       name: "identify_dead_letters_total",
-      help: "Identify events Postgres refused, kept in identify_dead_letters",
+      help: "Profile operations and tracked events Postgres refused, kept in identify_dead_letters",
       registers,
     }),
-    identifyLagSeconds: new Histogram({
+    profileOperationsLagSeconds: new Histogram({
       name: "identify_end_to_end_lag_seconds",
       help: "From the gateway accepting an identify to a worker having applied it",
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
@@ -64,7 +64,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     }),
     jobsLeftAlone: new Counter({
       name: "jobs_left_alone_total",
-      help: "Jobs of a kind or payload version this worker does not know, put back for a newer worker",
+      help: "Jobs of a kind or payload version this worker does not know, or holding an operation it does not know, put back for a newer worker",
       labelNames: ["queue"],
       registers,
     }),

@@ -1,5 +1,6 @@
 import { logThrottle, type Config } from "@cm/config";
 import { connect } from "@cm/db";
+import { isKnownOperation } from "@cm/domain";
 import {
   cappedExponentialBackoff,
   checkRedisDurability,
@@ -7,8 +8,8 @@ import {
   EVENTS_KIND,
   EVENTS_QUEUE,
   eventsQueue,
-  IDENTIFY_QUEUE,
-  identifyQueue,
+  PROFILE_OPERATIONS_QUEUE,
+  profileOperationsQueue,
   MAINTENANCE_QUEUE,
   PROFILE_OPERATIONS_KIND,
   TOPIC_FANOUT_KIND,
@@ -23,7 +24,7 @@ import { cachedProfileKeys } from "./features/profile-keys";
 import { createWorkerMetrics } from "./metrics";
 import { queueWorkers } from "./queues/create-queue-worker";
 import { eventsProcessor } from "./queues/events-processor";
-import { identifyProcessor } from "./queues/identify-processor";
+import { profileOperationsProcessor } from "./queues/profile-operations-processor";
 import { forKnownKind } from "./queues/known-kind";
 import { maintenanceWorker } from "./queues/maintenance-worker";
 import { topicFanoutProcessor } from "./queues/topic-fanout-processor";
@@ -65,7 +66,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   });
   // For erasures, which reach the operations and events of failed jobs too.
   const failedJobs = {
-    identifyQueue: identifyQueue(connection, config.queuePrefix),
+    profileOperationsQueue: profileOperationsQueue(connection, config.queuePrefix),
     eventsQueue: eventsQueue(connection, config.queuePrefix),
   };
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
@@ -76,11 +77,11 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     );
   const stores = { sql, ...failedJobs, profileKeys: cachedProfileKeys(sql) };
   const logLeftAlone = logThrottle(10);
-  const leftAlone = (queue: string) => (kind: unknown, v: unknown) => {
+  const leftAlone = (queue: string) => (kind: unknown, v: unknown, unknownItem?: string) => {
     metrics.jobsLeftAlone.inc({ queue });
     logLeftAlone((suppressed) =>
       logger.warn(
-        { queue, kind: String(kind), v: String(v), suppressed },
+        { queue, kind: String(kind), v: String(v), unknownItem, suppressed },
         "job of an unknown kind or version left alone",
       ),
     );
@@ -89,9 +90,15 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   await ensureUpcomingEventPartitions(sql).catch((error: unknown) =>
     logger.warn({ err: error instanceof Error ? error.message : String(error) }, "event partitions not made at start"),
   );
-  const identify = createQueueWorker(
-    IDENTIFY_QUEUE,
-    forKnownKind(PROFILE_OPERATIONS_KIND, true, identifyProcessor(stores, logger, metrics), leftAlone(IDENTIFY_QUEUE)),
+  const profileOperations = createQueueWorker(
+    PROFILE_OPERATIONS_QUEUE,
+    forKnownKind(
+      PROFILE_OPERATIONS_KIND,
+      true,
+      profileOperationsProcessor(stores, logger, metrics),
+      leftAlone(PROFILE_OPERATIONS_QUEUE),
+      (data) => data.events.filter((operation) => !isKnownOperation(operation)).map(({ op }) => String(op))[0],
+    ),
     { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
   );
   const events = createQueueWorker(
@@ -123,7 +130,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const stop = () => {
     stopping ??= (async () => {
       readiness.accepting = false;
-      await Promise.all([identify.close(), events.close(), fanout.close(), maintenance.close()]);
+      await Promise.all([profileOperations.close(), events.close(), fanout.close(), maintenance.close()]);
       await Promise.all(Object.values(failedJobs).map((queue) => queue.close()));
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();

@@ -35,12 +35,12 @@ export interface Config {
   httpStallTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
   /** The dashboard may retry, clean, pause and promote jobs; read-only otherwise. */
   adminQueuesWritable: boolean;
-  /** The gateway writes accepted identifies to the queue in batches of at most this many... */
-  identifyBatchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
-  /** ...or at most this many bytes of request bodies... */
-  identifyBatchMaxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
-  /** ...waiting at most this long for a batch to fill. */
-  identifyBatchWaitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+  /** How the gateway writes accepted profile operations to their queue (one batch at a time). */
+  profileOperationsBatch: MicroBatchSettings;
+  /** How the gateway writes accepted tracked events to theirs. */
+  eventsBatch: MicroBatchSettings;
+  /** Settings given under a name this release still reads but replaced: the gateway names them at start. */
+  deprecatedSettings: string[];
   /** A queue write of a micro-batch that takes longer fails its requests (500). */
   identifyWriteTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
   /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
@@ -89,6 +89,13 @@ export interface Config {
   jobRetryMaxDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
 }
 
+/** A gateway micro-batch is written when it holds `size` items, or `maxBytes` of request bodies, or `waitMs` after its first. */
+export interface MicroBatchSettings {
+  size: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
+  maxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
+  waitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+}
+
 export class ConfigError extends Error {}
 
 const validateConfig = typia.createValidate<Config>();
@@ -104,7 +111,36 @@ const RETIRED_SETTINGS: Record<string, string> = {
     "dead letters are no longer removed by age: they wait for ctl replay or ctl discard, and DEAD_LETTER_WARN_DAYS says when to warn",
 };
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Settings renamed, each with the names that replace it: the old name is still read, for each of
+ * its new names not given, and named at start. IDENTIFY_BATCH_* drove both micro-batchers.
+ */
+const DEPRECATED_SETTINGS: Record<string, string[]> = Object.fromEntries(
+  ["SIZE", "MAX_BYTES", "WAIT_MS"].map((setting) => [
+    `IDENTIFY_BATCH_${setting}`,
+    [`PROFILE_OPERATIONS_BATCH_${setting}`, `EVENTS_BATCH_${setting}`],
+  ]),
+);
+
+/** The environment with each deprecated setting given copied to its new names not given. */
+function withDeprecatedSettingsRead(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const read = { ...env };
+  for (const [old, replacements] of Object.entries(DEPRECATED_SETTINGS)) {
+    for (const name of replacements) read[name] ??= env[old];
+  }
+  return read;
+}
+
+function microBatchSettings(env: NodeJS.ProcessEnv, prefix: string) {
+  return {
+    size: numberOr(env[`${prefix}_BATCH_SIZE`], 500),
+    maxBytes: numberOr(env[`${prefix}_BATCH_MAX_BYTES`], 1024 * 1024),
+    waitMs: numberOr(env[`${prefix}_BATCH_WAIT_MS`], 2),
+  };
+}
+
+export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
+  const env = withDeprecatedSettingsRead(given);
   const candidate = {
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
@@ -121,9 +157,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     httpHeadersTimeoutMs: numberOr(env.HTTP_HEADERS_TIMEOUT_MS, 10_000),
     httpRequestTimeoutMs: numberOr(env.HTTP_REQUEST_TIMEOUT_MS, 30_000),
     httpStallTimeoutMs: numberOr(env.HTTP_STALL_TIMEOUT_MS, 30_000),
-    identifyBatchSize: numberOr(env.IDENTIFY_BATCH_SIZE, 500),
-    identifyBatchMaxBytes: numberOr(env.IDENTIFY_BATCH_MAX_BYTES, 1024 * 1024),
-    identifyBatchWaitMs: numberOr(env.IDENTIFY_BATCH_WAIT_MS, 2),
+    profileOperationsBatch: microBatchSettings(env, "PROFILE_OPERATIONS"),
+    eventsBatch: microBatchSettings(env, "EVENTS"),
+    deprecatedSettings: Object.entries(DEPRECATED_SETTINGS)
+      .filter(([name]) => given[name] !== undefined)
+      .map(([name, replacements]) => `${name} is deprecated: set ${replacements.join(" and ")} instead`),
     identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
     bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
     bodyReadTimeoutMs: numberOr(env.BODY_READ_TIMEOUT_MS, 10_000),

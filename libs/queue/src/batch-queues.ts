@@ -1,8 +1,8 @@
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { EVENTS_JOB, EVENTS_QUEUE, IDENTIFY_JOB, IDENTIFY_QUEUE } from "./names";
-import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type IdentifyJobData } from "./payloads";
+import { EVENTS_JOB, EVENTS_QUEUE, PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE } from "./names";
+import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type ProfileOperationsJobData } from "./payloads";
 
 /**
  * A job is tried until it is applied: the workers put a failed try back with a capped backoff
@@ -17,12 +17,16 @@ export const RETRY_FOREVER = Number.MAX_SAFE_INTEGER;
  */
 export const COMPLETED_JOBS_KEPT = 1_000;
 
-export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
+/** Every kind of job is tried until it is applied (the options of each kind, named for it). */
+export const TRIED_UNTIL_APPLIED: JobsOptions = {
   attempts: RETRY_FOREVER,
   backoff: { type: "capped-exponential", delay: 500 },
   removeOnComplete: { count: COMPLETED_JOBS_KEPT },
   removeOnFail: false,
 };
+
+export const PROFILE_OPERATIONS_JOB_OPTIONS: JobsOptions = TRIED_UNTIL_APPLIED;
+export const EVENTS_JOB_OPTIONS: JobsOptions = TRIED_UNTIL_APPLIED;
 
 /**
  * The priority of the jobs `ctl import` queues (docs/bulk.md "Import"). BullMQ takes every job
@@ -32,28 +36,28 @@ export const IDENTIFY_JOB_OPTIONS: JobsOptions = {
  */
 export const IMPORT_JOB_PRIORITY = 1;
 
-/** How a producer queues its batch jobs beyond IDENTIFY_JOB_OPTIONS: a priority, or none (live traffic). */
+/** How a producer queues its batch jobs beyond their kind's job options: a priority, or none (live traffic). */
 export type BatchJobOptions = Pick<JobsOptions, "priority">;
 
-function batchQueue<Data>(name: string, connection: Redis, prefix: string): Queue<Data> {
-  return new Queue<Data>(name, { connection, prefix, defaultJobOptions: IDENTIFY_JOB_OPTIONS });
-}
-
-export function identifyQueue(connection: Redis, prefix: string): Queue<IdentifyJobData> {
-  return batchQueue(IDENTIFY_QUEUE, connection, prefix);
+export function profileOperationsQueue(connection: Redis, prefix: string): Queue<ProfileOperationsJobData> {
+  return new Queue(PROFILE_OPERATIONS_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: PROFILE_OPERATIONS_JOB_OPTIONS,
+  });
 }
 
 export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobData> {
-  return batchQueue(EVENTS_QUEUE, connection, prefix);
+  return new Queue(EVENTS_QUEUE, { connection, prefix, defaultJobOptions: EVENTS_JOB_OPTIONS });
 }
 
 /** One job per gateway micro-batch, stamped with when it was accepted for the lag metric. */
-export function addIdentifyBatch(
-  queue: Queue<IdentifyJobData>,
+export function addProfileOperationsBatch(
+  queue: Queue<ProfileOperationsJobData>,
   events: ProfileOperation[],
   options: BatchJobOptions = {},
-): Promise<Job<IdentifyJobData>> {
-  return queue.add(IDENTIFY_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() }, options);
+): Promise<Job<ProfileOperationsJobData>> {
+  return queue.add(PROFILE_OPERATIONS_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() }, options);
 }
 
 export function addEventBatch(

@@ -18,11 +18,15 @@ interface BatchJobData<Kind extends { kind: string; v: number }, Item> {
 }
 
 /**
- * Identifies and the other profile operations. Their list is named `events` since jobs held
+ * Identifies and the other profile operations, in the queue and job named "identify" (names on
+ * the wire, read by the previous release too). Their list is named `events` since jobs held
  * only identifies, and jobs queued by gateways before kinds existed carry none: both read as
  * version 1 of this kind.
  */
-export type IdentifyJobData = Omit<BatchJobData<typeof PROFILE_OPERATIONS_KIND, ProfileOperation>, "kind" | "v"> &
+export type ProfileOperationsJobData = Omit<
+  BatchJobData<typeof PROFILE_OPERATIONS_KIND, ProfileOperation>,
+  "kind" | "v"
+> &
   Partial<Pick<BatchJobData<typeof PROFILE_OPERATIONS_KIND, ProfileOperation>, "kind" | "v">>;
 
 /** Tracked events (docs/events.md). */

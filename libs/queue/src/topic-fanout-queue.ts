@@ -1,6 +1,6 @@
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { COMPLETED_JOBS_KEPT, RETRY_FOREVER } from "./batch-queues";
+import { TRIED_UNTIL_APPLIED } from "./batch-queues";
 import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
 /** Fan-out jobs name their kind and payload version too (see payloads.ts); those queued before read as this. */
@@ -17,13 +17,8 @@ export interface TopicFanoutJobData {
   generation: number;
 }
 
-/** Like identify jobs: tried until done, whatever the outage. */
-export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = {
-  attempts: RETRY_FOREVER,
-  backoff: { type: "capped-exponential", delay: 500 },
-  removeOnComplete: { count: COMPLETED_JOBS_KEPT },
-  removeOnFail: false,
-};
+/** Tried until done, whatever the outage. */
+export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = TRIED_UNTIL_APPLIED;
 
 export function topicFanoutQueue(connection: Redis, prefix: string): Queue<TopicFanoutJobData> {
   return new Queue<TopicFanoutJobData>(TOPIC_FANOUT_QUEUE, {

@@ -7,10 +7,10 @@ import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
   addEventBatch,
-  addIdentifyBatch,
+  addProfileOperationsBatch,
   eventsQueue,
-  identifyQueue,
   IMPORT_JOB_PRIORITY,
+  profileOperationsQueue,
   producerConnection,
 } from "@cm/queue";
 import { SingleBar } from "cli-progress";
@@ -502,7 +502,10 @@ async function importSource(
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
   const connection = producerConnection(redis.url);
-  const queues = { identify: identifyQueue(connection, redis.prefix), events: eventsQueue(connection, redis.prefix) };
+  const queues = {
+    identify: profileOperationsQueue(connection, redis.prefix),
+    events: eventsQueue(connection, redis.prefix),
+  };
   const summary: ImportSummary = {
     imported: 0,
     rejected: 0,
@@ -524,7 +527,9 @@ async function importSource(
   const flush = async () => {
     if (pending.last <= state.done) return;
     await Promise.all([
-      pending.profile.length > 0 ? addIdentifyBatch(queues.identify, pending.profile, yieldToLiveTraffic) : null,
+      pending.profile.length > 0
+        ? addProfileOperationsBatch(queues.identify, pending.profile, yieldToLiveTraffic)
+        : null,
       pending.events.length > 0 ? addEventBatch(queues.events, pending.events, yieldToLiveTraffic) : null,
     ]);
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));

@@ -9,15 +9,15 @@ import {
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
   addEventBatch,
-  addIdentifyBatch,
+  addProfileOperationsBatch,
   eventsQueue,
   findInFailedJobs,
-  identifyQueue,
+  profileOperationsQueue,
   producerConnection,
   removeFromFailedJobs,
   type EventsJobData,
   type FailedItemPick,
-  type IdentifyJobData,
+  type ProfileOperationsJobData,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { CliError, integerOption, timeOption } from "../cli-error";
@@ -82,13 +82,13 @@ function operationOf(letter: DeadLetter): unknown {
 }
 
 interface HeldQueues {
-  identify: Queue<IdentifyJobData>;
+  identify: Queue<ProfileOperationsJobData>;
   events: Queue<EventsJobData>;
 }
 
 async function withQueues<T>(redisUrl: string, prefix: string, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
   const connection = producerConnection(redisUrl);
-  const queues = { identify: identifyQueue(connection, prefix), events: eventsQueue(connection, prefix) };
+  const queues = { identify: profileOperationsQueue(connection, prefix), events: eventsQueue(connection, prefix) };
   try {
     return await act(queues);
   } finally {
@@ -101,7 +101,7 @@ async function withQueues<T>(redisUrl: string, prefix: string, act: (queues: Hel
 async function requeue(queues: HeldQueues, queue: DeadLetterQueue, items: unknown[]): Promise<void> {
   for (let first = 0; first < items.length; first += REPLAY_BATCH) {
     const batch = items.slice(first, first + REPLAY_BATCH);
-    if (queue === "identify") await addIdentifyBatch(queues.identify, batch as ProfileOperation[]);
+    if (queue === "identify") await addProfileOperationsBatch(queues.identify, batch as ProfileOperation[]);
     else await addEventBatch(queues.events, batch as TrackedEvent[]);
   }
 }
@@ -153,7 +153,7 @@ async function takeHeld(
       );
     });
     for (const queue of queuesOf(filter)) {
-      const held = queues[queue] as Queue<IdentifyJobData | EventsJobData>;
+      const held = queues[queue] as Queue<ProfileOperationsJobData | EventsJobData>;
       const pick = pickFailed(filter);
       if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
       outcome.failedJobItems += await removeFromFailedJobs(held, pick);

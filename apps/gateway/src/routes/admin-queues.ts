@@ -54,7 +54,7 @@ export function adminQueues(deps: GatewayDeps): Koa.Middleware {
   const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };
   createBullBoard({
     queues: [
-      new BullMQAdapter(deps.identifyQueue, options),
+      new BullMQAdapter(deps.profileOperationsQueue, options),
       new BullMQAdapter(deps.eventsQueue, options),
       new BullMQAdapter(deps.topicFanoutQueue, options),
     ],

@@ -1,11 +1,8 @@
 import { eraseDeadLetters, recordLinkOperations, type Sql } from "@cm/db";
-import type { DeleteOperation, ReidentifyOperation } from "@cm/domain";
+import type { DeleteOperation, LinkOperation, ReidentifyOperation } from "@cm/domain";
 import { deleteErasures } from "./apply-delete";
 import { linkOf, reidentifyErasures } from "./apply-reidentify";
 import type { Erasure } from "./erase-profiles";
-
-/** The operations that change which rows make a profile, or erase them. */
-export type LinkOperation = DeleteOperation | ReidentifyOperation;
 
 async function applyInProject(sql: Sql, projectId: number, operations: readonly LinkOperation[]): Promise<Erasure[]> {
   const deletes = operations.filter((operation): operation is DeleteOperation => operation.op === "delete");

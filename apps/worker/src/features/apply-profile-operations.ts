@@ -1,8 +1,14 @@
 import type { Sql } from "@cm/db";
-import { isStateOperation, withStoredKeys, type ProfileOperation, type ReidentifyOperation } from "@cm/domain";
-import type { EventsJobData, IdentifyJobData } from "@cm/queue";
+import {
+  isLinkOperation,
+  isStateOperation,
+  withStoredKeys,
+  type ProfileOperation,
+  type ReidentifyOperation,
+} from "@cm/domain";
+import type { EventsJobData, ProfileOperationsJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
-import { applyLinkOperations, type LinkOperation } from "./apply-link-operations";
+import { applyLinkOperations } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
 import { eraseEvents, eraseFromFailedJobs, type Erasure } from "./erase-profiles";
 import { applyIsolatingRefused } from "./isolate-refused";
@@ -12,14 +18,15 @@ import { keyedForStorage, type ProfileKeys } from "./profile-keys";
 export interface ProfileStores {
   sql: Sql;
   /** Their failed jobs hold the operations and events they could not apply. */
-  identifyQueue: Queue<IdentifyJobData>;
+  profileOperationsQueue: Queue<ProfileOperationsJobData>;
   eventsQueue: Queue<EventsJobData>;
   /** Profiles are stored under keyed hashes of their ids. */
   profileKeys: ProfileKeys;
 }
 
 /**
- * Applies a job's operations, keyed as stored (an operation of a project that no longer exists is
+ * Applies a job's operations (of kinds this release knows: the worker leaves a job holding another
+ * alone, forKnownKind), keyed as stored (an operation of a project that no longer exists is
  * refused), in any order (docs/profiles.md: the result does not depend on it).
  * Deletes and reidentifies first, in one transaction per project (recording the links and
  * erasures, working out which rows each erasure reaches); then identifies, edits, tags,
@@ -39,7 +46,7 @@ export async function applyProfileOperations(
   let linksApplied = 0;
   const linksPoisoned: ApplyOutcome["poisoned"] = refused.map(({ item, error }) => ({ operation: item, error }));
   await applyIsolatingRefused(
-    operations.filter((operation): operation is LinkOperation => !isStateOperation(operation)),
+    operations.filter(isLinkOperation),
     async (part) => {
       erasures.push(...(await applyLinkOperations(stores.sql, part)));
       linksApplied += part.length;

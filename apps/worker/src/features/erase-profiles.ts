@@ -6,7 +6,7 @@ import {
   type ProfileOperation,
   type TrackedEvent,
 } from "@cm/domain";
-import { removeFromFailedJobs, type EventsJobData, type IdentifyJobData } from "@cm/queue";
+import { removeFromFailedJobs, type EventsJobData, type ProfileOperationsJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { ProfileKeys } from "./profile-keys";
 
@@ -41,12 +41,16 @@ function isEventErasedBy(event: TrackedEvent, erasure: Erasure, keyOf: ProfileKe
 
 /** The erased profiles' operations and events leave the failed jobs kept in Redis, where they are queued as sent. */
 export async function eraseFromFailedJobs(
-  stores: { identifyQueue: Queue<IdentifyJobData>; eventsQueue: Queue<EventsJobData>; profileKeys: ProfileKeys },
+  stores: {
+    profileOperationsQueue: Queue<ProfileOperationsJobData>;
+    eventsQueue: Queue<EventsJobData>;
+    profileKeys: ProfileKeys;
+  },
   erasures: readonly Erasure[],
 ): Promise<void> {
   if (erasures.length === 0) return;
   const keyOf = await stores.profileKeys(erasures.map((erasure) => erasure.projectId));
-  await removeFromFailedJobs(stores.identifyQueue, (operation) =>
+  await removeFromFailedJobs(stores.profileOperationsQueue, (operation) =>
     erasures.some((erasure) => isErasedBy(operation, erasure, keyOf)),
   );
   await removeFromFailedJobs(stores.eventsQueue, (event) =>

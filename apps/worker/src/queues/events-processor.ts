@@ -24,7 +24,7 @@ export function eventsProcessor(
     endTimer();
     metrics.eventsStored.inc(outcome.stored);
     metrics.eventsSkipped.inc(outcome.skipped);
-    metrics.identifyDeadLetters.inc(outcome.poisoned.length);
+    metrics.deadLetters.inc(outcome.poisoned.length);
     if (job.data.acceptedAt !== undefined) metrics.eventsLagSeconds.observe((Date.now() - job.data.acceptedAt) / 1000);
     for (const { item, error } of outcome.poisoned) {
       const message = error instanceof Error ? error.message : String(error);

@@ -2,7 +2,7 @@ import { logThrottle, type Config } from "@cm/config";
 import type { Sql } from "@cm/db";
 import {
   eventsQueue,
-  identifyQueue,
+  profileOperationsQueue,
   MAINTENANCE_QUEUE,
   maintenanceQueue,
   RETENTION_KIND,
@@ -37,7 +37,7 @@ export async function maintenanceWorker(
 ): Promise<MaintenanceWorker> {
   const schedule = maintenanceQueue(connection, config.queuePrefix);
   const cleaned: Queue[] = [
-    identifyQueue(connection, config.queuePrefix),
+    profileOperationsQueue(connection, config.queuePrefix),
     eventsQueue(connection, config.queuePrefix),
     topicFanoutQueue(connection, config.queuePrefix),
   ];

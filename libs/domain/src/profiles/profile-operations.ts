@@ -50,8 +50,36 @@ export function operationKind(operation: ProfileOperation): ProfileOperationKind
 }
 
 /** The operations that change one profile row by merging a state into it. */
-export type StateOperation = Exclude<ProfileOperation, DeleteOperation | ReidentifyOperation>;
+export type StateOperation = IdentifyEvent | EditOperation | TagsOperation | SubscriptionOperation;
+
+/** The operations that link or erase profile rows (recorded first, for the state writes to follow). */
+export type LinkOperation = DeleteOperation | ReidentifyOperation;
+
+/**
+ * Which of the two each kind of operation is. Every kind must be named here, so that an operation
+ * added to the union does not compile until it is placed; a kind not named here is one a newer
+ * release queued, which this worker leaves alone (isKnownOperation).
+ */
+const OPERATION_CLASS = {
+  identify: "state",
+  edit: "state",
+  tags: "state",
+  subscription: "state",
+  delete: "link",
+  reidentify: "link",
+} as const satisfies Record<ProfileOperationKind, "state" | "link">;
+
+/** Whether this release knows the operation's kind (queued data is read without validation). */
+export function isKnownOperation(operation: { op?: unknown }): boolean {
+  return (
+    operation.op === undefined || (typeof operation.op === "string" && Object.hasOwn(OPERATION_CLASS, operation.op))
+  );
+}
 
 export function isStateOperation(operation: ProfileOperation): operation is StateOperation {
-  return operation.op !== "delete" && operation.op !== "reidentify";
+  return OPERATION_CLASS[operationKind(operation)] === "state";
+}
+
+export function isLinkOperation(operation: ProfileOperation): operation is LinkOperation {
+  return OPERATION_CLASS[operationKind(operation)] === "link";
 }

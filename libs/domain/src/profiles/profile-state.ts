@@ -55,6 +55,11 @@ export function erasureState(t: number): ProfileState {
   return { ...emptyState(), deletedT: t };
 }
 
+/** Where a switch over every state operation ends: an operation added to the union fails to compile here. */
+function unhandled(operation: never): never {
+  throw new Error(`not a state operation: ${operationKind(operation)}`);
+}
+
 export function stateFromOperation(operation: StateOperation): ProfileState {
   const state = emptyState();
   const { t } = operation;
@@ -80,7 +85,7 @@ export function stateFromOperation(operation: StateOperation): ProfileState {
       state.unsubscribed = stamp(t, operation.unsubscribed);
       return state;
     default:
-      throw new Error(`not a state operation: ${operationKind(operation)}`);
+      return unhandled(operation);
   }
 }
 

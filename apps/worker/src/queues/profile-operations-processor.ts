@@ -1,29 +1,29 @@
 import { recordDeadLetter } from "@cm/db";
-import type { IdentifyJobData } from "@cm/queue";
+import type { ProfileOperationsJobData } from "@cm/queue";
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
 import { applyProfileOperations, type ProfileStores } from "../features/apply-profile-operations";
 import type { WorkerMetrics } from "../metrics";
 
-export interface IdentifyJobOutcome {
+export interface ProfileOperationsJobOutcome {
   applied: number;
   poisoned: number;
 }
 
 /** Applies a gateway micro-batch; the operations Postgres or our code refuses are dead-lettered. */
-export function identifyProcessor(
+export function profileOperationsProcessor(
   stores: ProfileStores,
   logger: Logger,
   metrics: WorkerMetrics,
-): Processor<IdentifyJobData, IdentifyJobOutcome> {
+): Processor<ProfileOperationsJobData, ProfileOperationsJobOutcome> {
   return async (job) => {
-    const endTimer = metrics.identifyBatchSeconds.startTimer();
+    const endTimer = metrics.profileOperationsBatchSeconds.startTimer();
     const outcome = await applyProfileOperations(stores, job.data.events);
     const seconds = endTimer();
-    metrics.identifyEventsApplied.inc(outcome.applied);
-    metrics.identifyDeadLetters.inc(outcome.poisoned.length);
+    metrics.profileOperationsApplied.inc(outcome.applied);
+    metrics.deadLetters.inc(outcome.poisoned.length);
     if (job.data.acceptedAt !== undefined)
-      metrics.identifyLagSeconds.observe((Date.now() - job.data.acceptedAt) / 1000);
+      metrics.profileOperationsLagSeconds.observe((Date.now() - job.data.acceptedAt) / 1000);
     for (const { operation, error } of outcome.poisoned) {
       const message = error instanceof Error ? error.message : String(error);
       await recordDeadLetter(stores.sql, {
