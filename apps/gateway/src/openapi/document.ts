@@ -164,7 +164,8 @@ interface UsersApiRequest {
   description: string;
   schema: object | undefined;
   example: object;
-  form?: string;
+  /** The same body as a form sends it (`data[plan]=pro`): nested fields, every value text. */
+  form?: object;
   ndjson?: string;
   parameters?: object[];
   /** The batch's: what a single operation's differ in. */
@@ -267,7 +268,7 @@ const identify: UsersApiRequest = {
   description: "`channels` may be one object.",
   schema: identifyBody,
   example: { id: "user-1", email: "ada@example.com", data: { plan: "pro", age: 36 } },
-  form: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
+  form: { auth_token: "AUTH_TOKEN", id: "user-1", email: "ada@example.com", data: { plan: "pro", age: "36" } },
 };
 
 /** The reference page's first section (/docs shows the document's description first). */
@@ -287,6 +288,16 @@ project's pair, ready to paste.
 - **ADMIN_TOKEN**: the queue dashboard at \`/admin/queues\`, from the gateway's environment; not an API credential.
 
 To try a call below, choose *Authorize*, give the credential, then *Try it out* on the operation.`;
+
+/** The parts of the API, in the order the reference page lists them. */
+const TAGS = [
+  { name: "Profiles", description: "Vero's users API (identify token) and the profile reads (API key)" },
+  { name: "Events", description: "Event tracking (identify token) and a user's events (API key)" },
+  { name: "Batch", description: "Many users-API operations in one request" },
+  { name: "Service", description: "The gateway itself" },
+  { name: "Topics", description: "The topics of a preference center" },
+  { name: "Journeys", description: "Automated message flows and their message metadata" },
+];
 
 /** Each operation listed under the part of the API its path names, as the reference page groups them. */
 function tagged<Paths extends Record<string, Record<string, object>>>(paths: Paths): Paths {
@@ -319,8 +330,10 @@ export const openApiDocument = {
     title: "Profile, Topic and Journey API",
     version: "2.0.0",
     description: DESCRIPTION,
+    contact: { name: "The operators of this gateway" },
   },
   servers: [{ url: "/api/v2" }],
+  tags: TAGS,
   components: {
     schemas: schemas.components.schemas,
     securitySchemes: {
@@ -354,7 +367,7 @@ export const openApiDocument = {
         "profile's data; a null value clears it. PHP's empty `changes: []` counts as `{}`. See docs/profiles.md.",
       schema: editUserBody,
       example: { id: "user-1", changes: { plan: "enterprise", trial_ends: null } },
-      form: "auth_token=AUTH_TOKEN&id=user-1&changes[plan]=enterprise",
+      form: { auth_token: "AUTH_TOKEN", id: "user-1", changes: { plan: "enterprise" } },
     }),
     ...usersApiPaths("/users/tags/edit", ["put"], {
       operationId: "editTags",
@@ -364,7 +377,7 @@ export const openApiDocument = {
         "them); tags are trimmed, empty ones dropped, and at least one must remain. A tag in both lists is added.",
       schema: editTagsBody,
       example: { id: "user-1", add: ["vip"], remove: ["trial"] },
-      form: "auth_token=AUTH_TOKEN&id=user-1&add[]=vip&remove[]=trial",
+      form: { auth_token: "AUTH_TOKEN", id: "user-1", add: ["vip"], remove: ["trial"] },
     }),
     ...usersApiPaths("/users/unsubscribe", ["post"], {
       operationId: "unsubscribeUser",
@@ -372,7 +385,7 @@ export const openApiDocument = {
       description: "Names the user by `id` or `email`. Topic choices are kept for a resubscribe.",
       schema: userRefBody,
       example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
+      form: { auth_token: "AUTH_TOKEN", id: "user-1" },
     }),
     ...usersApiPaths("/users/resubscribe", ["post"], {
       operationId: "resubscribeUser",
@@ -380,7 +393,7 @@ export const openApiDocument = {
       description: "Names the user by `id` or `email`; the topic choices kept come back.",
       schema: userRefBody,
       example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
+      form: { auth_token: "AUTH_TOKEN", id: "user-1" },
     }),
     ...usersApiPaths("/users/reidentify", ["put", "post"], {
       operationId: "reidentifyUser",
@@ -390,7 +403,7 @@ export const openApiDocument = {
         "profile, the two merge. POST is accepted as Vero's 2016 documentation sent it.",
       schema: reidentifyBody,
       example: { id: "anonymous-7", new_id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=anonymous-7&new_id=user-1",
+      form: { auth_token: "AUTH_TOKEN", id: "anonymous-7", new_id: "user-1" },
     }),
     ...usersApiPaths("/users/delete", ["post", "delete"], {
       operationId: "deleteUser",
@@ -400,7 +413,7 @@ export const openApiDocument = {
         "what an erasure keeps.",
       schema: userRefBody,
       example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
+      form: { auth_token: "AUTH_TOKEN", id: "user-1" },
     }),
     ...usersApiPaths("/events/track", ["post"], {
       operationId: "trackEvent",
@@ -418,7 +431,12 @@ export const openApiDocument = {
         data: { sku: "A-1", price: 12 },
         extras: { source: "web" },
       },
-      form: "auth_token=AUTH_TOKEN&identity[id]=user-1&event_name=Viewed+Product&data[sku]=A-1",
+      form: {
+        auth_token: "AUTH_TOKEN",
+        identity: { id: "user-1" },
+        event_name: "Viewed Product",
+        data: { sku: "A-1" },
+      },
     }),
     ...usersApiPaths("/batch", ["post"], {
       operationId: "batch",
@@ -456,6 +474,8 @@ export const openApiDocument = {
       get: {
         operationId: "heartbeat",
         summary: "Vero's heartbeat: answers while the gateway runs",
+        description:
+          "Vero's clients call it to check the API is there; it needs no credential and checks nothing else.",
         responses: { "200": identifyError("Success.") },
         ...curl("curl http://localhost:3000/api/v2/heartbeat"),
       },
@@ -566,6 +586,8 @@ export const openApiDocument = {
       get: {
         operationId: "getProfile",
         summary: "Read a profile as the workers have applied it (permission profile:read)",
+        description:
+          "It trails identify by the time the queue takes to drain. Any id a reidentify linked with the profile reads it too, under its current id; an erased profile is not found.",
         security: [{ apiKey: [] }],
         parameters: [
           { ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } },
@@ -584,6 +606,8 @@ export const openApiDocument = {
       get: {
         operationId: "listTopics",
         summary: "List topics, cursor-paginated (permission campaign:read)",
+        description:
+          "Topics come in id order; `next_cursor` is null on the last page. Cursors are opaque: pass them back as they are.",
         security: [{ apiKey: [] }],
         parameters: [...pageParameters, revisionHeader],
         responses: revisioned(
@@ -597,6 +621,8 @@ export const openApiDocument = {
       post: {
         operationId: "createTopic",
         summary: "Create a topic (permission campaign:write)",
+        description:
+          "`name` is required, 1 to 255 characters once trimmed and unique in the project ignoring case; `default_status` is `subscribed` when left out. Creating a topic changes no profile: profiles read its default until they make a choice.",
         security: [{ apiKey: [] }],
         parameters: [revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
@@ -620,6 +646,8 @@ export const openApiDocument = {
       patch: {
         operationId: "updateTopic",
         summary: "Update a topic (permission campaign:write)",
+        description:
+          "A field left out keeps its value; `description: null` clears it; a patch that changes nothing writes nothing. A new `default_status` applies at once to every profile without an explicit choice for the topic.",
         security: [{ apiKey: [] }],
         parameters: [pathId("The topic id"), revisionHeader],
         requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
@@ -645,6 +673,8 @@ export const openApiDocument = {
         operationId: "listJourneys",
         summary:
           "List journeys without their graphs, cursor-paginated, of one status or all (permission campaign:read)",
+        description:
+          "Journeys come in id order, each without `nodes` and `edges`; `next_cursor` is null on the last page.",
         security: [{ apiKey: [] }],
         parameters: [
           ...pageParameters,
@@ -673,6 +703,8 @@ export const openApiDocument = {
       get: {
         operationId: "getJourney",
         summary: "Get a journey with its full graph (permission campaign:read)",
+        description:
+          "Its trigger, nodes and edges, message and content metadata only (no content bodies). Archived journeys are returned too.",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
         responses: revisioned(
@@ -690,6 +722,8 @@ export const openApiDocument = {
       get: {
         operationId: "listJourneyMessages",
         summary: "List the messages of a journey, by node id (permission campaign:read)",
+        description:
+          "One message per message node of the journey, with its contents: the default first, then by locale. A journey without message nodes gives an empty list.",
         security: [{ apiKey: [] }],
         parameters: [pathId("The journey id"), revisionHeader],
         responses: revisioned(
