@@ -19,7 +19,9 @@ export interface MicroBatcherOptions {
 }
 
 /** A batch refused without being written, because an earlier write has not settled in time. */
-export class QueueWritesBackedUp extends Error {}
+export class QueueWritesBackedUp extends Error {
+  readonly kind = "queue_backed_up";
+}
 
 function withDeadline(work: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;

@@ -5,7 +5,9 @@ import { TokenBucket } from "@cm/domain";
 export class CredentialStoreUnavailable extends Error {}
 
 /** Too many tokens the cache does not know were looked up lately: this one waits its turn. */
-export class CredentialLookupsThrottled extends Error {}
+export class CredentialLookupsThrottled extends Error {
+  readonly kind = "overloaded";
+}
 
 export interface CredentialCacheOptions {
   /** How long a verdict is trusted without asking the store again. */

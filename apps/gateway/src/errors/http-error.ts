@@ -1,36 +1,37 @@
-import { isUnavailable } from "@cm/db";
-import { InvalidInput } from "@cm/domain";
-import { isRedisOutOfMemory } from "@cm/queue";
-import { CredentialLookupsThrottled } from "../auth/credential-cache";
-import { QueueWritesBackedUp } from "../micro-batcher";
-import {
-  DuplicateTopicName,
-  IdempotencyKeyInFlight,
-  IdempotencyKeyReused,
-  NotFound,
-  QueueUnavailable,
-} from "../use-cases/errors";
-import { ApiError } from "./api-error";
+import { ApiError, type ProblemEntry } from "./api-error";
+import { errorKind } from "./error-kind";
 
 const BODY_FAILURES: Record<number, string> = {
   413: "body is larger than 256 KiB",
   415: "the body's Content-Encoding is not gzip, deflate, br or identity",
 };
 
-/** The HTTP answer for whatever a route threw: its own ApiError, a named domain error, or a failure. */
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  if (error instanceof NotFound) return ApiError.notFound();
-  if (error instanceof InvalidInput) return ApiError.unprocessable(error.problems);
-  if (error instanceof DuplicateTopicName) return ApiError.conflict(error.message);
-  if (error instanceof IdempotencyKeyInFlight)
-    return new ApiError(409, { detail: error.message, problems: [{ message: error.message }], retryAfterSeconds: 1 });
-  if (error instanceof IdempotencyKeyReused) return ApiError.unprocessable([{ message: error.message }]);
+/** What a named error offers its answer: its message, and the problems of invalid input. */
+type NamedError = { message: string; problems?: ProblemEntry[] };
+
+/** The answer to each kind of named error (errors/error-kind.ts): the one table from what went wrong to a status. */
+const ANSWERS: Record<string, (error: NamedError) => ApiError> = {
+  not_found: () => ApiError.notFound(),
+  invalid_input: (error) => ApiError.unprocessable(error.problems ?? [{ message: error.message }]),
+  duplicate_topic_name: (error) => ApiError.conflict(error.message),
+  idempotency_key_in_flight: (error) =>
+    new ApiError(409, { detail: error.message, problems: [{ message: error.message }], retryAfterSeconds: 1 }),
+  idempotency_key_reused: (error) => ApiError.unprocessable([{ message: error.message }]),
   // A full Redis frees up as workers drain it, a backed-up one catches up, a flood of unknown
   // tokens passes: the client should come back, not give up.
-  if (error instanceof QueueUnavailable || error instanceof QueueWritesBackedUp) return ApiError.unavailable();
-  if (isUnavailable(error) || isRedisOutOfMemory(error)) return ApiError.unavailable();
-  if (error instanceof CredentialLookupsThrottled) return ApiError.overloaded(error.message);
+  queue_unavailable: () => ApiError.unavailable(),
+  queue_backed_up: () => ApiError.unavailable(),
+  store_unavailable: () => ApiError.unavailable(),
+  overloaded: (error) => ApiError.overloaded(error.message),
+};
+
+/** The HTTP answer for whatever a route threw: its own ApiError, a named error by its kind, or a failure. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const kind = errorKind(error);
+  if (kind !== undefined && Object.hasOwn(ANSWERS, kind)) {
+    return (ANSWERS[kind] as (error: NamedError) => ApiError)(error as NamedError);
+  }
   return bodyReadError(error) ?? new ApiError(500);
 }
 

@@ -1,274 +1,4 @@
-import type {
-  BatchReply,
-  BatchRequest,
-  EditTagsRequest,
-  EditUserRequest,
-  ErrorReply,
-  IdentifyReply,
-  IdentifyRequest,
-  Journey,
-  JourneyPage,
-  Message,
-  NewTopicBody,
-  ProblemsReply,
-  Profile,
-  ProfilePage,
-  ReidentifyRequest,
-  Topic,
-  TopicPage,
-  TopicPatch,
-  TrackRequest,
-  UserEventPage,
-  UserExport,
-  UserRefRequest,
-} from "@cm/domain";
-import { JOURNEY_STATUSES } from "@cm/domain";
-import typia from "typia";
-
-// Request bodies are the types the gateway validates with; responses are the resources of @cm/domain.
-const schemas = typia.json.schemas<
-  [
-    IdentifyRequest,
-    TopicPatch,
-    NewTopicBody,
-    IdentifyReply,
-    ErrorReply,
-    ProblemsReply,
-    Topic,
-    TopicPage,
-    Profile,
-    ProfilePage,
-    Journey,
-    Message,
-    EditUserRequest,
-    EditTagsRequest,
-    UserRefRequest,
-    ReidentifyRequest,
-    TrackRequest,
-    UserEventPage,
-    JourneyPage,
-    UserExport,
-    BatchRequest,
-    BatchReply,
-  ],
-  "3.1"
->();
-
-// One reference per type above, in the same order (an alias keeps its target's name).
-const [
-  identifyBody,
-  topicPatch,
-  newTopicBody,
-  identifyReply,
-  errorReply,
-  problemsReply,
-  topic,
-  topicPage,
-  profile,
-  profilePage,
-  journey,
-  message,
-  editUserBody,
-  editTagsBody,
-  userRefBody,
-  reidentifyBody,
-  trackBody,
-  userEventPage,
-  journeyPage,
-  userExport,
-  batchBody,
-  batchReply,
-] = schemas.schemas as { $ref: string }[];
-const json = (schema: object | undefined, description: string) => ({
-  description,
-  content: { "application/json": { schema } },
-});
-
-const identifyError = (description: string) => json(identifyReply, description);
-const error = (description: string) => json(errorReply, description);
-const problems = (description: string) => json(problemsReply, description);
-
-/** The query parameters of every list paged by a cursor. */
-const pageParameters = [
-  { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
-  { name: "cursor", in: "query", required: false, schema: { type: "string" } },
-];
-
-const revisionHeader = {
-  name: "revision",
-  in: "header",
-  required: false,
-  description: "Dated API revision (YYYY-MM-DD); the newest revision on or before it applies. Absent: the latest.",
-  schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
-};
-const appliedRevision = {
-  description: "The date of the revision the answer is written in (the latest when the request's header names none)",
-  schema: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$" },
-};
-type Response = { description: string; headers?: Record<string, object> };
-/** Every answer of an operation that takes the revision header names the revision applied, errors included. */
-const revisioned = (responses: Record<string, Response>) =>
-  Object.fromEntries(
-    Object.entries(responses).map(([status, response]) => [
-      status,
-      { ...response, headers: { ...response.headers, revision: appliedRevision } },
-    ]),
-  );
-
-const count = (description: string) => ({ description, schema: { type: "string", pattern: "^\\d+$" } });
-const rateLimitHeaders = {
-  "RateLimit-Limit": count(
-    "Requests the project may send at once: its bucket's capacity (RATE_LIMIT_BURST, across all gateways), " +
-      "refilled at RATE_LIMIT_PER_SECOND",
-  ),
-  "RateLimit-Remaining": count("Requests the project may still send now, at most RateLimit-Limit"),
-  "RateLimit-Reset": count("Seconds until the project's allowance is whole again"),
-};
-/**
- * Answers to authenticated requests name the project's rate limit (RateLimit-* headers, IETF
- * draft); past it the answer is 429 with Retry-After.
- */
-const limited = (responses: Record<string, Response>, tooMany: Response) => ({
-  ...Object.fromEntries(
-    Object.entries(responses).map(([status, response]) => [
-      status,
-      status.startsWith("2") ? { ...response, headers: { ...response.headers, ...rateLimitHeaders } } : response,
-    ]),
-  ),
-  "429": { ...tooMany, headers: { ...rateLimitHeaders, "Retry-After": count("Seconds to wait before sending again") } },
-});
-/** One request of the operation, as a person would type it (rendered on /docs). */
-const curl = (source: string) => ({ "x-codeSamples": [{ lang: "curl", label: "curl", source }] });
-const pathId = (description: string) => ({
-  name: "id",
-  in: "path",
-  required: true,
-  description,
-  schema: { type: "integer" },
-});
-
-const rateLimited = error("The project sent more than its rate limit");
-const keyFailures = {
-  "400": problems("The revision header is malformed or older than the first revision"),
-  "401": error("Missing or invalid API key"),
-  "403": error("The key lacks the required permission"),
-  "500": error("An unexpected fault; the log has the details under the request id"),
-  "503": error("The key cannot be checked, or Postgres reached, right now; see Retry-After"),
-};
-
-/** What one operation of Vero's users API takes: its schema, with a JSON example and a form or NDJSON one. */
-interface UsersApiRequest {
-  operationId: string;
-  summary: string;
-  /** What this operation does; the rules every users-API operation shares follow it. */
-  description: string;
-  schema: object | undefined;
-  example: object;
-  form?: string;
-  ndjson?: string;
-  parameters?: object[];
-  /** The batch's: what a single operation's differ in. */
-  rules?: string;
-  responses?: typeof usersApiResponses;
-}
-
-const USERS_API_RULES =
-  "The credential is the project's identify auth token, as `auth_token` or `tracking_api_key`, in the query string or " +
-  "as a top-level field of the body (JSON or form); when several are given they must agree. The body is JSON whatever " +
-  "its content type says, or `application/x-www-form-urlencoded` with bracket nesting (`data[age]=20`, " +
-  "`channels[0][type]=push`); form values stay text, and a form `data` or `changes` field holding a JSON object is " +
-  "that object. A null top-level field counts as not given. Unknown top-level fields are ignored. The path also " +
-  "answers with a `.json` suffix. See docs/integrations.md and docs/profiles.md.";
-
-const usersApiAnswers = {
-  "200": json(identifyReply, "Accepted and durably queued; applied asynchronously"),
-  "400": identifyError("Bad Request: the reason is in the x-error-detail header"),
-  "401": identifyError("Missing or invalid credential, or credentials that disagree"),
-  "404": identifyError("Unknown path or method"),
-  "413": identifyError("Body larger than 256 KiB"),
-  "500": identifyError("The operation could not be queued; nothing was accepted"),
-  "503": identifyError(
-    "Busy (bodies in flight, Redis full or not keeping up, a flood of unknown tokens); see Retry-After",
-  ),
-};
-const usersApiTooMany = identifyError("The project sent more than its rate limit");
-const usersApiResponses = limited(usersApiAnswers, usersApiTooMany);
-
-const BATCH_RULES =
-  "The credential is the identify auth token, as for every users-API operation: `auth_token` or `tracking_api_key` " +
-  "in the query string, or as a top-level field of a JSON body (an NDJSON body has no room for it). The body is " +
-  "JSON, whatever its content type says, or NDJSON with `Content-Type: application/x-ndjson`. A batch counts as one " +
-  "request against the rate limit. The path also answers with a `.json` suffix. See docs/bulk.md.";
-
-const batchResponses = limited(
-  {
-    ...usersApiAnswers,
-    "200": json(
-      batchReply,
-      "Every accepted operation is durably queued: `results` holds one answer per operation, in order, " +
-        '`{status: 200, message: "Success."}` or `{status: 400, message: <the reason>}`',
-    ),
-    "400": identifyError(
-      "Not a batch (not JSON, nested deeper than an operation may be, no `batch` list), none or more than " +
-        "1,000 operations, or an Idempotency-Key over 255 characters: the reason is in the x-error-detail header",
-    ),
-    "409": identifyError("A batch with this Idempotency-Key is still being answered; see Retry-After"),
-    "413": identifyError("Body larger than 5 MiB"),
-    "422": identifyError(
-      "This Idempotency-Key was sent before with another body, or the same text read another way (JSON, NDJSON)",
-    ),
-    "500": identifyError("An operation could not be queued; retry with the same Idempotency-Key"),
-  },
-  usersApiTooMany,
-);
-
-/**
- * The operation on Vero's path and on its `.json` twin, for each method its clients send. The
- * first method on the plain path has `operationId`; other methods and the twin add a suffix.
- */
-function usersApiPaths(path: string, methods: ("post" | "put" | "delete")[], request: UsersApiRequest) {
-  const operation = (method: string, twin: string, operationId: string) => ({
-    operationId,
-    summary: request.summary,
-    description: `${request.description} ${request.rules ?? USERS_API_RULES}`,
-    security: [{ authToken: [] }, { trackingApiKey: [] }, {}],
-    ...(request.parameters === undefined ? {} : { parameters: request.parameters }),
-    requestBody: {
-      required: true,
-      content: {
-        "application/json": { schema: request.schema, example: request.example },
-        ...(request.form === undefined
-          ? {}
-          : { "application/x-www-form-urlencoded": { schema: request.schema, example: request.form } }),
-        ...(request.ndjson === undefined
-          ? {}
-          : { "application/x-ndjson": { schema: { type: "string" }, example: request.ndjson } }),
-      },
-    },
-    responses: request.responses ?? usersApiResponses,
-    ...curl(
-      `curl -X ${method.toUpperCase()} 'http://localhost:3000/api/v2${twin}?auth_token=AUTH_TOKEN' ` +
-        `-H 'Content-Type: application/json' -d '${JSON.stringify(request.example)}'`,
-    ),
-  });
-  const pathItem = (twin: string, twinSuffix: string) =>
-    Object.fromEntries(
-      methods.map((method, index) => {
-        const methodSuffix = index === 0 ? "" : `With${method.charAt(0).toUpperCase()}${method.slice(1)}`;
-        return [method, operation(method, twin, `${request.operationId}${methodSuffix}${twinSuffix}`)];
-      }),
-    );
-  return { [path]: pathItem(path, ""), [`${path}.json`]: pathItem(`${path}.json`, "JsonPath") };
-}
-
-const identify: UsersApiRequest = {
-  operationId: "identifyUser",
-  summary: "Identify a user: create or update a profile",
-  description: "`channels` may be one object.",
-  schema: identifyBody,
-  example: { id: "user-1", email: "ada@example.com", data: { plan: "pro", age: 36 } },
-  form: "auth_token=AUTH_TOKEN&id=user-1&email=ada%40example.com&data[plan]=pro&data[age]=36",
-};
+import { ROUTES, schemas, type Route } from "../routes/table";
 
 /** The reference page's first section (/docs shows the document's description first). */
 const DESCRIPTION = `Identify and manage profiles, track events, update preference-center topics, read journeys and their message metadata.
@@ -288,28 +18,62 @@ project's pair, ready to paste.
 
 To try a call below, choose *Authorize*, give the credential, then *Try it out* on the operation.`;
 
-/** Each operation listed under the part of the API its path names, as the reference page groups them. */
-function tagged<Paths extends Record<string, Record<string, object>>>(paths: Paths): Paths {
-  const tagOf = (path: string) =>
-    path.startsWith("/events") || path.endsWith("/events")
-      ? "Events"
-      : path.startsWith("/batch")
-        ? "Batch"
-        : path.startsWith("/users")
-          ? "Profiles"
-          : path.startsWith("/topics")
-            ? "Topics"
-            : path.startsWith("/journeys")
-              ? "Journeys"
-              : "Service";
-  return Object.fromEntries(
-    Object.entries(paths).map(([path, operations]) => [
-      path,
-      Object.fromEntries(
-        Object.entries(operations).map(([method, operation]) => [method, { tags: [tagOf(path)], ...operation }]),
-      ),
-    ]),
-  ) as Paths;
+/** The parts of the API, in the order the reference page lists them. */
+const TAGS = [
+  { name: "Profiles", description: "Vero's users API (identify token) and the profile reads (API key)" },
+  { name: "Events", description: "Event tracking (identify token) and a user's events (API key)" },
+  { name: "Batch", description: "Many users-API operations in one request" },
+  { name: "Service", description: "The gateway itself" },
+  { name: "Topics", description: "The topics of a preference center" },
+  { name: "Journeys", description: "Automated message flows and their message metadata" },
+];
+
+/** The part of the API a path names, under which the reference page lists its operations. */
+const tagOf = (path: string) =>
+  path.startsWith("/events") || path.endsWith("/events")
+    ? "Events"
+    : path.startsWith("/batch")
+      ? "Batch"
+      : path.startsWith("/users")
+        ? "Profiles"
+        : path.startsWith("/topics")
+          ? "Topics"
+          : path.startsWith("/journeys")
+            ? "Journeys"
+            : "Service";
+
+/** How each credential of a route is given (`components.securitySchemes`); an identify token may also be in the body. */
+const SECURITY: Record<Route["credential"], object[] | undefined> = {
+  identifyToken: [{ authToken: [] }, { trackingApiKey: [] }, {}],
+  apiKey: [{ apiKey: [] }],
+  none: undefined,
+};
+
+/**
+ * The document's paths, from the routes: each operation under its tag, naming its aliases
+ * (`x-aliases`), and each alias as an operation of its own that names what it is an alias of
+ * (`x-alias-of`), so that a client generated from the document can call it, while /docs shows
+ * it beside its operation.
+ */
+function openApiPaths(routes: Route[]) {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const { method, path, credential, operation, aliases } of routes) {
+    const security = SECURITY[credential] === undefined ? {} : { security: SECURITY[credential] };
+    const add = (answers: { method: string; path: string }, entry: object) => {
+      paths[answers.path] = {
+        ...paths[answers.path],
+        [answers.method]: { tags: [tagOf(path)], ...entry, ...security },
+      };
+    };
+    const named = aliases.map((alias) => ({
+      method: alias.method.toUpperCase(),
+      path: alias.path,
+      operationId: alias.operation.operationId,
+    }));
+    add({ method, path }, aliases.length === 0 ? operation : { ...operation, "x-aliases": named });
+    for (const alias of aliases) add(alias, { ...alias.operation, "x-alias-of": operation.operationId });
+  }
+  return paths;
 }
 
 /** The OpenAPI 3.1 document of every operation, served at /api/v2/openapi.json. */
@@ -319,8 +83,10 @@ export const openApiDocument = {
     title: "Profile, Topic and Journey API",
     version: "2.0.0",
     description: DESCRIPTION,
+    contact: { name: "The operators of this gateway" },
   },
   servers: [{ url: "/api/v2" }],
+  tags: TAGS,
   components: {
     schemas: schemas.components.schemas,
     securitySchemes: {
@@ -344,366 +110,5 @@ export const openApiDocument = {
       },
     },
   },
-  paths: tagged({
-    ...usersApiPaths("/users/track", ["post"], identify),
-    ...usersApiPaths("/users/edit", ["put"], {
-      operationId: "editUser",
-      summary: "Edit a user: set or clear data keys of a profile, never creating one",
-      description:
-        "Names the user by `id`, or by `email` for a user known by email alone. Each key of `changes` is set in the " +
-        "profile's data; a null value clears it. PHP's empty `changes: []` counts as `{}`. See docs/profiles.md.",
-      schema: editUserBody,
-      example: { id: "user-1", changes: { plan: "enterprise", trial_ends: null } },
-      form: "auth_token=AUTH_TOKEN&id=user-1&changes[plan]=enterprise",
-    }),
-    ...usersApiPaths("/users/tags/edit", ["put"], {
-      operationId: "editTags",
-      summary: "Add and remove tags of a user",
-      description:
-        "Names the user by `id` or `email`. `add` and `remove` are lists of tags, or JSON text of one (as n8n sends " +
-        "them); tags are trimmed, empty ones dropped, and at least one must remain. A tag in both lists is added.",
-      schema: editTagsBody,
-      example: { id: "user-1", add: ["vip"], remove: ["trial"] },
-      form: "auth_token=AUTH_TOKEN&id=user-1&add[]=vip&remove[]=trial",
-    }),
-    ...usersApiPaths("/users/unsubscribe", ["post"], {
-      operationId: "unsubscribeUser",
-      summary: "Unsubscribe a user from everything (the global opt-out)",
-      description: "Names the user by `id` or `email`. Topic choices are kept for a resubscribe.",
-      schema: userRefBody,
-      example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
-    }),
-    ...usersApiPaths("/users/resubscribe", ["post"], {
-      operationId: "resubscribeUser",
-      summary: "Resubscribe a user: lift the global opt-out",
-      description: "Names the user by `id` or `email`; the topic choices kept come back.",
-      schema: userRefBody,
-      example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
-    }),
-    ...usersApiPaths("/users/reidentify", ["put", "post"], {
-      operationId: "reidentifyUser",
-      summary: "Reidentify a user: `id` and `new_id` name one profile from now on",
-      description:
-        "Both ids are required and must differ. The profile reads under `new_id`; when `new_id` already names a " +
-        "profile, the two merge. POST is accepted as Vero's 2016 documentation sent it.",
-      schema: reidentifyBody,
-      example: { id: "anonymous-7", new_id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=anonymous-7&new_id=user-1",
-    }),
-    ...usersApiPaths("/users/delete", ["post", "delete"], {
-      operationId: "deleteUser",
-      summary: "Delete a user: erase the profile for good",
-      description:
-        "Names the user by `id` or `email`. DELETE is accepted as vero-python 2.x sends it. See docs/profiles.md for " +
-        "what an erasure keeps.",
-      schema: userRefBody,
-      example: { id: "user-1" },
-      form: "auth_token=AUTH_TOKEN&id=user-1",
-    }),
-    ...usersApiPaths("/events/track", ["post"], {
-      operationId: "trackEvent",
-      summary: "Track an event of a user (docs/events.md)",
-      description:
-        "`identity` names the user by `id`, or by `email` for a user known by email alone; a user who is no profile " +
-        "gets one. `identity`, `data` and `extras` may be JSON text (n8n, form clients). Two events of a user with " +
-        "the same name (case, spaces, `_` and `-` ignored) and data (else `extras.check_id`) received within " +
-        "EVENT_DEDUP_WINDOW_S are one; an `Idempotency-Key` header or `extras.message_id` makes events with that " +
-        "key one for 7 days. A duplicate answers 200 like any event.",
-      schema: trackBody,
-      example: {
-        identity: { id: "user-1", email: "ada@example.com" },
-        event_name: "Viewed Product",
-        data: { sku: "A-1", price: 12 },
-        extras: { source: "web" },
-      },
-      form: "auth_token=AUTH_TOKEN&identity[id]=user-1&event_name=Viewed+Product&data[sku]=A-1",
-    }),
-    ...usersApiPaths("/batch", ["post"], {
-      operationId: "batch",
-      summary: "Up to 1,000 operations of the users API and event tracking in one request (docs/bulk.md)",
-      description:
-        "Each operation is `{type, …the body of its single call}`, `type` one of `identify`, `track`, `edit`, " +
-        "`tags`, `unsubscribe`, `resubscribe`, `reidentify`, `delete`, and is read on its own: the valid ones are " +
-        "queued, the others answered 400 with the reason, in `results`. Operations of one user apply in their order " +
-        "in the batch, after every request answered before it and before every request sent after its answer. " +
-        "With an `Idempotency-Key` header, a retry of the batch within 7 days gets the same answer and queues " +
-        "nothing again.",
-      schema: batchBody,
-      example: {
-        batch: [
-          { type: "identify", id: "user-1", email: "ada@example.com", data: { plan: "pro" } },
-          { type: "tags", id: "user-1", add: ["vip"] },
-          { type: "track", identity: { id: "user-1" }, event_name: "Upgraded" },
-        ],
-      },
-      ndjson:
-        '{"type":"identify","id":"user-1","email":"ada@example.com"}\n{"type":"tags","id":"user-1","add":["vip"]}\n',
-      parameters: [
-        {
-          name: "Idempotency-Key",
-          in: "header",
-          required: false,
-          description: "Names the batch for 7 days: a retry with the same key and body gets the first answer",
-          schema: { type: "string", minLength: 1, maxLength: 255 },
-        },
-      ],
-      rules: BATCH_RULES,
-      responses: batchResponses,
-    }),
-    "/heartbeat": {
-      get: {
-        operationId: "heartbeat",
-        summary: "Vero's heartbeat: answers while the gateway runs",
-        responses: { "200": identifyError("Success.") },
-        ...curl("curl http://localhost:3000/api/v2/heartbeat"),
-      },
-    },
-    "/users/{id}/events": {
-      get: {
-        operationId: "listUserEvents",
-        summary: "A user's events, newest first, cursor-paginated (permission profile:read)",
-        description:
-          "The events of every id linked with the user by a reidentify. `event_name` matches with case, spaces, `_` " +
-          "and `-` ignored; `since` (included) and `until` (excluded) bound when they happened (ISO 8601 or Unix " +
-          "seconds, years 0001 to 9999). An unknown user has no events.",
-        security: [{ apiKey: [] }],
-        parameters: [
-          { ...pathId("The user's id, or its email for a user known only by email"), schema: { type: "string" } },
-          ...pageParameters,
-          { name: "event_name", in: "query", required: false, schema: { type: "string" } },
-          { name: "since", in: "query", required: false, schema: { type: "string" } },
-          { name: "until", in: "query", required: false, schema: { type: "string" } },
-          revisionHeader,
-        ],
-        responses: revisioned(
-          limited(
-            {
-              "200": json(userEventPage, "A page of the user's events"),
-              ...keyFailures,
-              "422": problems("Bad limit, cursor, event_name or time bound"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl http://localhost:3000/api/v2/users/user-1/events?limit=10 -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-    "/users/{id}/export": {
-      get: {
-        operationId: "exportUser",
-        summary: "Everything stored about one user, for a data-subject access request (permission profile:read)",
-        description:
-          "The profile as the profile read shows it, every id a reidentify linked with the user, the operations a " +
-          "worker refused because of their input (dead letters) and every event, oldest first, as one JSON document. " +
-          "Operations still in the queue are not in it yet.",
-        security: [{ apiKey: [] }],
-        parameters: [
-          {
-            ...pathId("Any of the user's ids, or its email for a user known only by email"),
-            schema: { type: "string" },
-          },
-          revisionHeader,
-        ],
-        responses: revisioned(
-          limited(
-            {
-              "200": json(userExport, "Everything stored about the user"),
-              ...keyFailures,
-              "404": error("Nothing is stored about such a user"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl http://localhost:3000/api/v2/users/user-1/export -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-    "/users": {
-      get: {
-        operationId: "listUsers",
-        summary: "Find profiles by email, tag, opt-out or last change, cursor-paginated (permission profile:read)",
-        description:
-          "Each profile as the profile read shows it, once, under its current id. A page reads at most 2,000 " +
-          "stored profiles (of the address, with `email`), and merges the stored rows of at most 2,000 ids into " +
-          "the profiles it lists (a profile of many reidentified ids counts each): it can hold fewer profiles " +
-          "than `limit`, or none, while `next_cursor` is not null. Follow `next_cursor` until it is null.",
-        security: [{ apiKey: [] }],
-        parameters: [
-          ...pageParameters,
-          {
-            name: "email",
-            in: "query",
-            required: false,
-            description: "Ignoring the case of ASCII letters",
-            schema: { type: "string", minLength: 1, maxLength: 254 },
-          },
-          { name: "tag", in: "query", required: false, schema: { type: "string", minLength: 1, maxLength: 255 } },
-          { name: "unsubscribed", in: "query", required: false, schema: { type: "string", enum: ["true", "false"] } },
-          {
-            name: "updated_since",
-            in: "query",
-            required: false,
-            description: "ISO 8601 date-time with a time zone, or Unix seconds, years 0001 to 9999",
-            schema: { type: "string" },
-          },
-          revisionHeader,
-        ],
-        responses: revisioned(
-          limited(
-            {
-              "200": json(profilePage, "A page of profiles"),
-              ...keyFailures,
-              "422": problems("Bad limit, cursor, email, tag, unsubscribed or updated_since"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl 'http://localhost:3000/api/v2/users?email=ada%40example.com' -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-    "/users/{id}": {
-      get: {
-        operationId: "getProfile",
-        summary: "Read a profile as the workers have applied it (permission profile:read)",
-        security: [{ apiKey: [] }],
-        parameters: [
-          { ...pathId("The profile's id, or its email for a profile known only by email"), schema: { type: "string" } },
-          revisionHeader,
-        ],
-        responses: revisioned(
-          limited(
-            { "200": json(profile, "The profile"), ...keyFailures, "404": error("No such profile") },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl http://localhost:3000/api/v2/users/user-1 -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-    "/topics": {
-      get: {
-        operationId: "listTopics",
-        summary: "List topics, cursor-paginated (permission campaign:read)",
-        security: [{ apiKey: [] }],
-        parameters: [...pageParameters, revisionHeader],
-        responses: revisioned(
-          limited(
-            { "200": json(topicPage, "A page of topics"), ...keyFailures, "422": problems("Bad limit or cursor") },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl 'http://localhost:3000/api/v2/topics?limit=25' -H 'Authorization: Bearer API_KEY'"),
-      },
-      post: {
-        operationId: "createTopic",
-        summary: "Create a topic (permission campaign:write)",
-        security: [{ apiKey: [] }],
-        parameters: [revisionHeader],
-        requestBody: { required: true, content: { "application/json": { schema: newTopicBody } } },
-        responses: revisioned(
-          limited(
-            {
-              "201": json(topic, "The new topic"),
-              ...keyFailures,
-              "409": problems("Another topic of the project has this name, ignoring case"),
-              "422": problems("The body breaks a rule"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl(
-          `curl -X POST http://localhost:3000/api/v2/topics -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"name":"Newsletter","default_status":"subscribed"}'`,
-        ),
-      },
-    },
-    "/topics/{id}": {
-      patch: {
-        operationId: "updateTopic",
-        summary: "Update a topic (permission campaign:write)",
-        security: [{ apiKey: [] }],
-        parameters: [pathId("The topic id"), revisionHeader],
-        requestBody: { required: true, content: { "application/json": { schema: topicPatch } } },
-        responses: revisioned(
-          limited(
-            {
-              "200": json(topic, "The updated topic"),
-              ...keyFailures,
-              "404": error("Unknown topic, or a topic of another project"),
-              "409": problems("Another topic of the project has this name, ignoring case"),
-              "422": problems("Empty patch, unknown property, wrong type or length"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl(
-          `curl -X PATCH http://localhost:3000/api/v2/topics/TOPIC_ID -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"default_status":"unsubscribed"}'`,
-        ),
-      },
-    },
-    "/journeys": {
-      get: {
-        operationId: "listJourneys",
-        summary:
-          "List journeys without their graphs, cursor-paginated, of one status or all (permission campaign:read)",
-        security: [{ apiKey: [] }],
-        parameters: [
-          ...pageParameters,
-          {
-            name: "status",
-            in: "query",
-            required: false,
-            schema: { type: "string", enum: [...JOURNEY_STATUSES] },
-          },
-          revisionHeader,
-        ],
-        responses: revisioned(
-          limited(
-            {
-              "200": json(journeyPage, "A page of journeys"),
-              ...keyFailures,
-              "422": problems("Bad limit, cursor or status"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl 'http://localhost:3000/api/v2/journeys?status=active' -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-    "/journeys/{id}": {
-      get: {
-        operationId: "getJourney",
-        summary: "Get a journey with its full graph (permission campaign:read)",
-        security: [{ apiKey: [] }],
-        parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned(
-          limited(
-            { "200": json(journey, "The journey"), ...keyFailures, "404": error("Unknown journey") },
-            rateLimited,
-          ),
-        ),
-        ...curl(
-          "curl http://localhost:3000/api/v2/journeys/JOURNEY_ID -H 'Authorization: Bearer API_KEY' -H 'revision: 2023-01-01'",
-        ),
-      },
-    },
-    "/journeys/{id}/messages": {
-      get: {
-        operationId: "listJourneyMessages",
-        summary: "List the messages of a journey, by node id (permission campaign:read)",
-        security: [{ apiKey: [] }],
-        parameters: [pathId("The journey id"), revisionHeader],
-        responses: revisioned(
-          limited(
-            {
-              "200": json({ type: "array", items: message }, "One message per message node"),
-              ...keyFailures,
-              "404": error("Unknown journey"),
-            },
-            rateLimited,
-          ),
-        ),
-        ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
-      },
-    },
-  }),
+  paths: openApiPaths(Object.values(ROUTES)),
 } as const;

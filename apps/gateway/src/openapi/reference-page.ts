@@ -14,17 +14,36 @@ export const referenceAssets: Record<string, { type: string; body: Buffer }> = {
   "swagger-ui-bundle.js": { type: "application/javascript", body: readFileSync(join(DIST, "swagger-ui-bundle.js")) },
   "reference.js": {
     type: "application/javascript",
-    body: Buffer.from(`window.ui = SwaggerUIBundle({
-  url: "/api/v2/openapi.json",
-  dom_id: "#reference",
-  deepLinking: true,
-  displayOperationId: true,
-  displayRequestDuration: true,
-  filter: true,
-  docExpansion: "list",
-  defaultModelsExpandDepth: 0,
-  validatorUrl: null
-});
+    body: Buffer.from(`// An alias (a .json twin, another method) is shown beside its operation, not as one more.
+function besideTheirOperations(document) {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (operation["x-alias-of"] !== undefined) delete item[method];
+      const aliases = operation["x-aliases"] ?? [];
+      if (aliases.length === 0) continue;
+      const named = aliases.map((alias) => "\`" + alias.method + " " + alias.path + "\` (" + alias.operationId + ")");
+      operation.description = (operation.description ?? "") + "\\n\\nAlso answers as " + named.join(", ") + ".";
+    }
+    if (Object.keys(item).length === 0) delete document.paths[path];
+  }
+  return document;
+}
+
+fetch("/api/v2/openapi.json")
+  .then((answer) => answer.json())
+  .then((document) => {
+    window.ui = SwaggerUIBundle({
+      spec: besideTheirOperations(document),
+      dom_id: "#reference",
+      deepLinking: true,
+      displayOperationId: true,
+      displayRequestDuration: true,
+      filter: true,
+      docExpansion: "list",
+      defaultModelsExpandDepth: 0,
+      validatorUrl: null,
+    });
+  });
 `),
   },
 };

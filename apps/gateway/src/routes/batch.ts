@@ -5,6 +5,7 @@ import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { IdentifyState } from "../state";
 import { acceptBatch } from "../use-cases/accept-batch";
+import { ROUTES } from "./table";
 import { usersApiOperation } from "./users-api";
 
 /** An Idempotency-Key is a client's name for a request; as the events' one, it has a bound. */
@@ -15,8 +16,7 @@ export function batchRoutes(router: Router<IdentifyState>, deps: GatewayDeps): v
   usersApiOperation(
     router,
     deps,
-    "/batch",
-    ["POST"],
+    ROUTES.batch,
     (request) => {
       const operations = batchOperations(request.body);
       if (!operations.ok) throw ApiError.badRequest(problemText(operations.problems));

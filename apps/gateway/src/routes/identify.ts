@@ -1,9 +1,10 @@
 import type Router from "@koa/router";
 import type { GatewayDeps } from "../deps";
 import type { IdentifyState } from "../state";
+import { ROUTES } from "./table";
 import { singleOperation } from "./users-api";
 
 /** api.md "Identify a user": POST /users/track?auth_token=… */
 export function identifyRoutes(router: Router<IdentifyState>, deps: GatewayDeps): void {
-  singleOperation(router, deps, "identify", "/users/track", ["POST"]);
+  singleOperation(router, deps, "identify", ROUTES.identifyUser);
 }

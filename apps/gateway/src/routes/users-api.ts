@@ -11,6 +11,7 @@ import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { enforceRateLimit } from "../rate-limit/enforce";
 import type { IdentifyState } from "../state";
 import { acceptOperation, operationContext, type ReceivedRequest } from "../use-cases/queue-operation";
+import { koaPath, type Route } from "./table";
 
 // Vero's users API (identify, edit, tags, unsubscribe, resubscribe, reidentify, delete), event
 // tracking and the batch: every operation authenticates, reads its body and answers the same way
@@ -27,9 +28,6 @@ export interface AuthorizedRequest extends ReceivedRequest {
   /** The Idempotency-Key header, when sent. */
   idempotencyKey?: string;
 }
-
-/** Every users-API path also answers with Vero's `.json` suffix, as its clients call it. */
-const identifyPaths = (path: string): string[] => [path, `${path}.json`];
 
 const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|")})=`);
 
@@ -99,40 +97,42 @@ async function authorize(
 }
 
 /**
- * One operation: `methods` on `path` and its `.json` twin, callable from web pages (CORS and
- * its preflight) within the body budget; `act` parses the body (read as `format` says) and does
- * the work. Any other method on the path is Vero's 404.
+ * One operation as `route` declares it: its method and path and its aliases (the `.json` twin,
+ * another method), callable from web pages (CORS and its preflight) within the body budget;
+ * `act` parses the body (read as `format` says) and does the work. Any other method on its
+ * paths is Vero's 404.
  */
 export function usersApiOperation(
   router: Router<IdentifyState>,
   deps: GatewayDeps,
-  path: string,
-  methods: ("POST" | "PUT" | "DELETE")[],
+  route: Route,
   act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
   format: UsersApiBody = OPERATION_BODY,
 ): void {
-  const paths = identifyPaths(path);
+  const answering = [route, ...route.aliases];
+  const paths = [...new Set(answering.map(({ path }) => koaPath(path)))];
   router.options(paths, answerPreflight);
-  router.register(paths, methods, [
-    allowAnyOrigin,
-    async (ctx) => {
-      const { owner, verified } = await bodyOwner(ctx, deps);
-      const declared = declaredBodyBytes(ctx, format.maxBytes);
-      if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
-        ctx.set("Connection", "close");
-        throw ApiError.overloaded(
-          "bodies with their credential inside arrive faster than UNVERIFIED_BODY_BYTES_PER_SECOND",
-        );
-      }
-      const reservation = new BodyReservation(deps.bodyBudget, owner);
-      try {
-        reservation.take(ctx, declared);
-        ctx.body = await act(await authorize(ctx, deps, reservation, verified, format));
-      } finally {
-        reservation.release();
-      }
-    },
-  ]);
+  const handler: Koa.Middleware = async (ctx) => {
+    const { owner, verified } = await bodyOwner(ctx, deps);
+    const declared = declaredBodyBytes(ctx, format.maxBytes);
+    if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
+      ctx.set("Connection", "close");
+      throw ApiError.overloaded(
+        "bodies with their credential inside arrive faster than UNVERIFIED_BODY_BYTES_PER_SECOND",
+      );
+    }
+    const reservation = new BodyReservation(deps.bodyBudget, owner);
+    try {
+      reservation.take(ctx, declared);
+      ctx.body = await act(await authorize(ctx, deps, reservation, verified, format));
+    } finally {
+      reservation.release();
+    }
+  };
+  for (const path of paths) {
+    const methods = answering.filter((answer) => koaPath(answer.path) === path).map(({ method }) => method);
+    router.register(path, methods, [allowAnyOrigin, handler]);
+  }
   router.all(paths, () => {
     throw ApiError.notFound();
   });
@@ -143,10 +143,9 @@ export function singleOperation(
   router: Router<IdentifyState>,
   deps: GatewayDeps,
   type: OperationType,
-  path: string,
-  methods: ("POST" | "PUT" | "DELETE")[],
+  route: Route,
 ): void {
-  usersApiOperation(router, deps, path, methods, (request) => {
+  usersApiOperation(router, deps, route, (request) => {
     const parsed = parseOperation(type, request.body, operationContext(deps, request));
     if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));
     return acceptOperation(deps, parsed.value, request);

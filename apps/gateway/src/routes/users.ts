@@ -1,16 +1,16 @@
 import type Router from "@koa/router";
 import { logThrottle } from "@cm/config";
-import { requireApiKey } from "../auth/authenticate";
 import type { GatewayDeps } from "../deps";
 import { requestIdOf, routeOf } from "../middleware/request-log";
-import { requireRevision } from "../middleware/revision";
-import type { ApiState, AuthState } from "../state";
+import type { ApiState } from "../state";
 import type { Credential } from "@cm/db";
 import { eventPageRequest, InvalidInput, profileKeysWith, profileListRequest, type ProfileKeyOf } from "@cm/domain";
 import { exportUser } from "../use-cases/export-user";
 import { listProfiles } from "../use-cases/list-profiles";
 import { listUserEvents } from "../use-cases/list-user-events";
 import { readProfile } from "../use-cases/read-profile";
+import { apiRoute } from "./register";
+import { ROUTES } from "./table";
 
 /** The stored keys of the users of the credential's project. */
 function credentialProfileKeys(credential: Credential): ProfileKeyOf {
@@ -23,22 +23,20 @@ function credentialProfileKeys(credential: Credential): ProfileKeyOf {
  * (docs/api.md "List users").
  */
 export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
-  const readAccess = requireApiKey(deps.credentials, "profile:read", deps.rateLimiter, deps.poolShares);
-
-  router.get<AuthState>("/users", readAccess, requireRevision, async (ctx) => {
+  apiRoute(router, deps, ROUTES.listUsers, async (ctx) => {
     const request = profileListRequest(ctx.query);
     if (!request.ok) throw new InvalidInput(request.problems);
     ctx.body = await listProfiles(deps, ctx.state.credential.projectId, request.value);
   });
 
-  router.get<AuthState>("/users/:id", readAccess, requireRevision, async (ctx) => {
+  apiRoute(router, deps, ROUTES.getProfile, async (ctx) => {
     const { projectId } = ctx.state.credential;
     ctx.body = await readProfile(deps, projectId, ctx.params.id as string, credentialProfileKeys(ctx.state.credential));
   });
 
   // docs/api.md "Export a user": for a data-subject access request.
   const logExportFailure = logThrottle(10);
-  router.get<AuthState>("/users/:id/export", readAccess, requireRevision, async (ctx) => {
+  apiRoute(router, deps, ROUTES.exportUser, async (ctx) => {
     const { projectId } = ctx.state.credential;
     const keyOf = credentialProfileKeys(ctx.state.credential);
     const document = await exportUser(deps, projectId, ctx.params.id as string, keyOf);
@@ -56,7 +54,7 @@ export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
   });
 
   // docs/events.md "Read".
-  router.get<AuthState>("/users/:id/events", readAccess, requireRevision, async (ctx) => {
+  apiRoute(router, deps, ROUTES.listUserEvents, async (ctx) => {
     const page = eventPageRequest(ctx.query);
     if (!page.ok) throw new InvalidInput(page.problems);
     const { projectId } = ctx.state.credential;

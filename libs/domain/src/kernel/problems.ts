@@ -29,6 +29,8 @@ export class RefusedInput extends Error {
 
 /** Thrown by a domain function that must produce a value from input and cannot: `problems` say why. */
 export class InvalidInput extends Error {
+  readonly kind = "invalid_input";
+
   constructor(readonly problems: Problem[]) {
     super(problemText(problems));
   }
