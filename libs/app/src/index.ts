@@ -1,0 +1,18 @@
+// The use cases of the service without their transport (docs/code.md "libs/app"): the gateway,
+// the ctl and the worker call them alike and only parse their input and render the answer.
+export * from "./deps";
+export * from "./errors";
+
+export * from "./topics/create-topic";
+export * from "./topics/list-topics";
+export * from "./topics/update-topic";
+
+export * from "./journeys/list-journey-messages";
+export * from "./journeys/list-journeys";
+export * from "./journeys/read-journey";
+
+export * from "./profiles/export-user";
+export * from "./profiles/list-profiles";
+export * from "./profiles/list-user-events";
+export * from "./profiles/profile-resource";
+export * from "./profiles/read-profile";
