@@ -19,6 +19,7 @@ COPY libs/config/package.json libs/config/
 COPY libs/domain/package.json libs/domain/
 COPY libs/db/package.json libs/db/
 COPY libs/queue/package.json libs/queue/
+COPY libs/app/package.json libs/app/
 COPY apps/gateway/package.json apps/gateway/
 COPY apps/worker/package.json apps/worker/
 COPY apps/ctl/package.json apps/ctl/
@@ -63,6 +64,8 @@ COPY --from=build /app/libs/db/migrations libs/db/migrations
 COPY --from=build /app/libs/db/functions libs/db/functions
 COPY --from=build /app/libs/queue/package.json libs/queue/package.json
 COPY --from=build /app/libs/queue/dist libs/queue/dist
+COPY --from=build /app/libs/app/package.json libs/app/package.json
+COPY --from=build /app/libs/app/dist libs/app/dist
 COPY --from=build /app/apps/gateway/package.json apps/gateway/package.json
 COPY --from=build /app/apps/gateway/dist apps/gateway/dist
 COPY --from=build /app/apps/worker/package.json apps/worker/package.json

@@ -14,7 +14,7 @@ import postgres from "postgres";
 import { applyProfileWrites, ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
 import { eventWithStoredKey, normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
 import { addEventBatch, eventsQueue } from "@cm/queue";
-import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
+import { profileWrites } from "../libs/app/dist/profiles/apply-state-operations.js";
 import {
   applyOnePerCore,
   clearQueue,

@@ -17,7 +17,7 @@ import postgres from "postgres";
 import { applyProfileWrites, profileKeySecrets } from "@cm/db";
 import { isStateOperation, profileKeysWith, storedProfileKey, withStoredKeys } from "@cm/domain";
 import { exportLineOperations } from "../apps/ctl/dist/import-records.js";
-import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
+import { profileWrites } from "../libs/app/dist/profiles/apply-state-operations.js";
 import {
   applyOnePerCore,
   clearQueue,

@@ -8,7 +8,7 @@
 // Usage: npm run build && node bench/write-cost.mjs   (BENCH_RUNS, BENCH_WRITE_BATCHES)
 import postgres from "postgres";
 import { applyProfileWrites } from "@cm/db";
-import { profileWrites } from "../apps/worker/dist/features/apply-state-operations.js";
+import { profileWrites } from "../libs/app/dist/profiles/apply-state-operations.js";
 import {
   cpuSeconds,
   createBenchDatabase,

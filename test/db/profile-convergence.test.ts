@@ -15,7 +15,7 @@ import {
   type VisibleProfile,
   visibleProfile,
 } from "@cm/domain";
-import { applyProfileOperations } from "@cm/worker";
+import { applyProfileOperations } from "@cm/app";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestQueuePrefix } from "../support/queue";
 import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";

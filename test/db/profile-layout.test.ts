@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Db } from "@cm/db";
 import type { IdentifyEvent } from "@cm/domain";
-import { applyStateOperations } from "@cm/worker";
+import { applyStateOperations } from "@cm/app";
 import { CITUS, createTestDatabase, type TestDatabase } from "../support/database";
 import { createTestProject } from "../support/project";
 import { waitFor } from "../support/wait";

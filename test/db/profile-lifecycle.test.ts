@@ -13,9 +13,7 @@ import {
 } from "@cm/db";
 import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
 import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, type ProfileOperationsJobData } from "@cm/queue";
-import { applyProfileOperations } from "@cm/worker";
-import { applyRetention } from "../../apps/worker/src/features/retention";
-import { storeTrackedEvents } from "../../apps/worker/src/features/store-tracked-events";
+import { applyProfileOperations, applyRetention, storeTrackedEvents } from "@cm/app";
 import { REDIS_URL } from "../support/env";
 import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";

@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDeadLetter } from "@cm/db";
 import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, maintenanceQueue, RETENTION_JOB } from "@cm/queue";
-import { applyRetention } from "../../apps/worker/src/features/retention";
+import { applyRetention } from "@cm/app";
 import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";

@@ -330,7 +330,7 @@ describe("POST /api/v2/batch", () => {
       SUCCESS,
     ]);
     expect(await queuedSoFar()).toBe(before + 2);
-    expect(await profileWhen(project, "s-within", (profile) => profile !== null)).toMatchObject({ tags: ["small"] });
+    expect(await settledProfile(project, "s-within")).toMatchObject({ tags: ["small"] });
     expect((await read(project, "/users/s-big")).status).toBe(404);
   });
 

@@ -3,7 +3,7 @@
  * everything it names exists: the images' entry points and ctl command, the settings the config
  * reads, the ports the processes listen on, the services it depends on.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
@@ -56,6 +56,15 @@ describe("compose.yaml", () => {
     }
     expect(services.migrate?.command?.slice(2)).toEqual(["migrate"]);
     expect(read("apps/ctl/src/main.ts")).toContain('case "migrate":');
+  });
+
+  it("holds every lib in the image, its manifest installed and its build copied, as the apps import them", () => {
+    const dockerfile = read("Dockerfile");
+    for (const lib of readdirSync(join(ROOT, "libs"))) {
+      expect(dockerfile).toContain(`COPY libs/${lib}/package.json libs/${lib}/`);
+      expect(dockerfile).toContain(`COPY --from=build /app/libs/${lib}/package.json libs/${lib}/package.json`);
+      expect(dockerfile).toContain(`COPY --from=build /app/libs/${lib}/dist libs/${lib}/dist`);
+    }
   });
 
   it("gives the processes settings the config reads, and valid, naming the compose services", () => {

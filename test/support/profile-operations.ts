@@ -8,7 +8,7 @@ import {
   type SubscriptionOperation,
   type TagsOperation,
 } from "@cm/domain";
-import { NotFound, readProfile } from "@cm/gateway";
+import { NotFound, readProfile } from "@cm/app";
 
 /** The stored key of a user of a project (libs/domain storedProfileKey). */
 export async function storedKeyOf(sql: Sql, projectId: number, id: string): Promise<string> {

@@ -1,6 +1,6 @@
 import type { Sql } from "@cm/db";
 import { eventsQueue, profileOperationsQueue } from "@cm/queue";
-import { cachedProfileKeys, type ProfileStores } from "@cm/worker";
+import { cachedProfileKeys, type ProfileStores } from "@cm/app";
 import { Redis } from "ioredis";
 import { REDIS_URL } from "./env";
 

@@ -5,13 +5,8 @@ import { InvalidInput } from "@cm/domain";
 import { CredentialLookupsThrottled } from "../../apps/gateway/src/auth/credential-cache";
 import { toApiError } from "../../apps/gateway/src/errors/http-error";
 import { QueueWritesBackedUp } from "../../apps/gateway/src/micro-batcher";
-import {
-  DuplicateTopicName,
-  IdempotencyKeyInFlight,
-  IdempotencyKeyReused,
-  NotFound,
-  QueueUnavailable,
-} from "../../apps/gateway/src/use-cases/errors";
+import { DuplicateTopicName, NotFound, QueueUnavailable } from "@cm/app";
+import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "../../apps/gateway/src/use-cases/errors";
 
 const answer = (error: unknown) => {
   const { status, options } = toApiError(error);

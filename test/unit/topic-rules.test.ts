@@ -2,6 +2,9 @@ import { describe, expect, it } from "vitest";
 import {
   applyTopicPatch,
   idFromPath,
+  InvalidInput,
+  parseNewTopic,
+  parseTopicPatch,
   sameTopicValues,
   topicCursor,
   topicDescriptionProblems,
@@ -65,6 +68,37 @@ describe("topic body rules", () => {
   it("refuses an empty patch (rule 5)", () => {
     expect(topicPatchProblems({})).toEqual([{ path: "", message: expect.stringContaining("at least one") }]);
     expect(topicPatchProblems({ default_status: "subscribed" })).toEqual([]);
+  });
+});
+
+describe("reading topic bodies", () => {
+  const problemsOf = (parse: () => unknown) => {
+    try {
+      parse();
+    } catch (error) {
+      if (error instanceof InvalidInput) return error.problems.map((problem) => problem.path);
+      throw error;
+    }
+    throw new Error("the body was read");
+  };
+
+  it("gives the body as its type", () => {
+    const body = { name: " News ", default_status: "unsubscribed" };
+    expect(parseNewTopic(body)).toEqual(body);
+    expect(parseTopicPatch({ description: null })).toEqual({ description: null });
+  });
+
+  it("names the wrong types and the broken rules at once", () => {
+    expect(problemsOf(() => parseNewTopic({ name: " ", default_status: "maybe" })).sort()).toEqual([
+      "default_status",
+      "name",
+    ]);
+    expect(problemsOf(() => parseNewTopic({ name: "News", colour: "red" }))).toEqual(["colour"]);
+  });
+
+  it("reads a request without a body as one without fields", () => {
+    expect(problemsOf(() => parseTopicPatch(""))).toEqual([""]);
+    expect(problemsOf(() => parseNewTopic(""))).toEqual(["name"]);
   });
 });
 

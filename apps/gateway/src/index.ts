@@ -1,4 +1,2 @@
 export * from "./app";
 export * from "./gateway";
-export * from "./use-cases/errors";
-export * from "./use-cases/read-profile";

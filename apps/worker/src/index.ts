@@ -1,7 +1,3 @@
-export * from "./features/apply-profile-operations";
-export * from "./features/apply-state-operations";
-export * from "./features/fan-out-topic-default";
-export * from "./features/profile-keys";
 export * from "./metrics";
 export * from "./queues/create-queue-worker";
 export * from "./queues/profile-operations-processor";

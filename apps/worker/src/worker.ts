@@ -19,8 +19,7 @@ import {
 import type { Worker } from "bullmq";
 import type { Logger } from "pino";
 import { startHealthServer } from "./health-server";
-import { ensureUpcomingEventPartitions } from "./features/event-retention";
-import { cachedProfileKeys } from "./features/profile-keys";
+import { cachedProfileKeys, ensureUpcomingEventPartitions } from "@cm/app";
 import { createWorkerMetrics } from "./metrics";
 import { queueWorkers } from "./queues/create-queue-worker";
 import { eventsProcessor } from "./queues/events-processor";

@@ -16,6 +16,7 @@ export * from "./access/revision";
 export * from "./access/token-bucket";
 
 export * from "./topics/topic";
+export * from "./topics/topic-bodies";
 
 export * from "./journeys/journey";
 export * from "./journeys/journey-graph";

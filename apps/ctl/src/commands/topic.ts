@@ -1,14 +1,9 @@
-import { insertTopic, isDuplicateTopicName, projectExists, type Sql } from "@cm/db";
-import {
-  problemText,
-  topicDescriptionProblems,
-  topicNameProblems,
-  topicResource,
-  TOPIC_STATUSES,
-  type TopicStatus,
-} from "@cm/domain";
+import { createTopic, DuplicateTopicName } from "@cm/app";
+import { projectExists, type Sql } from "@cm/db";
+import { problemText, topicDescriptionProblems, topicNameProblems, TOPIC_STATUSES, type TopicStatus } from "@cm/domain";
 import { CliError } from "../cli-error";
 
+/** `topic create`: the createTopic of POST /topics (libs/app), for a project named by id, with the ctl's messages. */
 export async function createTopicCommand(
   sql: Sql,
   input: { projectId: number; name: string; description: string | null; defaultStatus: string },
@@ -20,16 +15,14 @@ export async function createTopicCommand(
   if (problems.length > 0) throw new CliError(problemText(problems), 2);
   if (!(await projectExists(sql, input.projectId))) throw new CliError(`project ${input.projectId} does not exist`);
   try {
-    const topic = await insertTopic(sql, {
-      projectId: input.projectId,
-      name: input.name.trim(),
+    return await createTopic({ sql }, input.projectId, {
+      name: input.name,
       description: input.description,
-      defaultStatus: input.defaultStatus as TopicStatus,
+      default_status: input.defaultStatus as TopicStatus,
     });
-    return topicResource(topic);
   } catch (error) {
-    if (isDuplicateTopicName(error))
-      throw new CliError(`project ${input.projectId} already has a topic named "${input.name.trim()}"`);
+    if (error instanceof DuplicateTopicName)
+      throw new CliError(`project ${input.projectId} already has a topic named "${error.topicName}"`);
     throw error;
   }
 }

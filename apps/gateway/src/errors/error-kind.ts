@@ -2,8 +2,8 @@ import { isUnavailable } from "@cm/db";
 import { isRedisOutOfMemory } from "@cm/queue";
 
 /**
- * What went wrong, by name: a named error's own `kind` (use-cases/errors.ts, InvalidInput of
- * libs/domain, the credential cache's and the micro-batcher's), or `store_unavailable` for
+ * What went wrong, by name: a named error's own `kind` (libs/app errors.ts, use-cases/errors.ts,
+ * InvalidInput of libs/domain, the credential cache's and the micro-batcher's), or `store_unavailable` for
  * what the Postgres and Redis clients throw while their server is away or full, which only
  * those libs know how to recognise. Undefined for anything else.
  */

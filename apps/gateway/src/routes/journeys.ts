@@ -3,9 +3,7 @@ import type Router from "@koa/router";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
-import { listJourneyMessages } from "../use-cases/list-journey-messages";
-import { listJourneys } from "../use-cases/list-journeys";
-import { readJourney } from "../use-cases/read-journey";
+import { listJourneyMessages, listJourneys, readJourney } from "@cm/app";
 import { apiRoute } from "./register";
 import { ROUTES } from "./table";
 

@@ -30,7 +30,8 @@ export function apiRoute(
   if (route.permission === undefined) throw new Error(`${route.operation.operationId} names no permission`);
   const access = requireApiKey(deps.credentials, route.permission, deps.rateLimiter, deps.poolShares);
   const body = route.operation.requestBody === undefined ? [] : [readJsonBody];
-  const middleware = [access, requireRevision, ...body, handler] as RouterMiddleware<ApiState>[];
+  // The handler runs after `access` has set ctx.state.credential, which the router's type cannot say.
+  const middleware = [access, requireRevision, ...body, handler] as unknown as RouterMiddleware<ApiState>[];
   router.register(koaPath(route.path), [route.method], middleware);
 }
 

@@ -1,12 +1,9 @@
-import { idFromPath, topicPageRequest } from "@cm/domain";
+import { idFromPath, parseNewTopic, parseTopicPatch, topicPageRequest } from "@cm/domain";
 import type Router from "@koa/router";
 import type { GatewayDeps } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
-import { createTopic } from "../use-cases/create-topic";
-import { listTopics } from "../use-cases/list-topics";
-import { updateTopic } from "../use-cases/update-topic";
-import { parseNewTopic, parseTopicPatch } from "../validation";
+import { createTopic, listTopics, updateTopic } from "@cm/app";
 import { apiRoute, otherMethodsNotAllowed } from "./register";
 import { ROUTES } from "./table";
 

@@ -5,10 +5,7 @@ import { requestIdOf, routeOf } from "../middleware/request-log";
 import type { ApiState } from "../state";
 import type { Credential } from "@cm/db";
 import { eventPageRequest, InvalidInput, profileKeysWith, profileListRequest, type ProfileKeyOf } from "@cm/domain";
-import { exportUser } from "../use-cases/export-user";
-import { listProfiles } from "../use-cases/list-profiles";
-import { listUserEvents } from "../use-cases/list-user-events";
-import { readProfile } from "../use-cases/read-profile";
+import { exportUser, listProfiles, listUserEvents, readProfile } from "@cm/app";
 import { apiRoute } from "./register";
 import { ROUTES } from "./table";
 

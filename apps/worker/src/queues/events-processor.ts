@@ -1,9 +1,8 @@
+import { storeTrackedEvents, type ProfileStores } from "@cm/app";
 import { recordDeadLetter } from "@cm/db";
 import type { EventsJobData } from "@cm/queue";
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
-import type { ProfileStores } from "../features/apply-profile-operations";
-import { storeTrackedEvents } from "../features/store-tracked-events";
 import type { WorkerMetrics } from "../metrics";
 
 export interface EventsJobOutcome {

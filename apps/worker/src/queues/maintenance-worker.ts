@@ -12,7 +12,7 @@ import {
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { applyRetention, type RetentionOutcome } from "../features/retention";
+import { applyRetention, type RetentionOutcome } from "@cm/app";
 import type { CreateQueueWorker } from "./create-queue-worker";
 import { forKnownKind } from "./known-kind";
 

@@ -2,7 +2,7 @@ import { recordDeadLetter } from "@cm/db";
 import type { ProfileOperationsJobData } from "@cm/queue";
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
-import { applyProfileOperations, type ProfileStores } from "../features/apply-profile-operations";
+import { applyProfileOperations, type ProfileStores } from "@cm/app";
 import type { WorkerMetrics } from "../metrics";
 
 export interface ProfileOperationsJobOutcome {

@@ -2,7 +2,7 @@ import type { Sql } from "@cm/db";
 import type { TopicFanoutJobData } from "@cm/queue";
 import { WaitingError, type Processor } from "bullmq";
 import type { Logger } from "pino";
-import { FANOUT_CHUNK_PROFILES, fanOutTopicDefault, type FanoutOutcome } from "../features/fan-out-topic-default";
+import { FANOUT_CHUNK_PROFILES, fanOutTopicDefault, type FanoutOutcome } from "@cm/app";
 import type { WorkerMetrics } from "../metrics";
 
 /** `stopping`: whether the worker running the job is closing, asked between chunks. */

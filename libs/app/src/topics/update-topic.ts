@@ -1,12 +1,12 @@
 import { isDuplicateTopicName, lockTopic, saveTopic, startTopicFanout } from "@cm/db";
 import { applyTopicPatch, sameTopicValues, topicResource, type Topic, type TopicPatch } from "@cm/domain";
 import { addTopicFanout } from "@cm/queue";
-import type { GatewayDeps } from "../deps";
-import { DuplicateTopicName, NotFound, QueueUnavailable } from "./errors";
+import type { Store, TopicFanoutQueue, WarningLog } from "../deps";
+import { DuplicateTopicName, NotFound, QueueUnavailable } from "../errors";
 
 /** The fan-out job is queued before the commit: if Redis refuses it, the update is rolled back. */
 async function queueFanout(
-  deps: Pick<GatewayDeps, "topicFanoutQueue" | "logger">,
+  deps: { topicFanoutQueue: TopicFanoutQueue; logger: WarningLog },
   topicId: number,
   generation: number,
 ) {
@@ -27,7 +27,7 @@ async function queueFanout(
  * changes nothing writes nothing.
  */
 export async function updateTopic(
-  deps: Pick<GatewayDeps, "sql" | "topicFanoutQueue" | "logger">,
+  deps: Store & { topicFanoutQueue: TopicFanoutQueue; logger: WarningLog },
   projectId: number,
   id: number,
   patch: TopicPatch,

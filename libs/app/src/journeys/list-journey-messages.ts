@@ -1,14 +1,10 @@
 import { journeyMessagesJson } from "@cm/db";
-import type { GatewayDeps } from "../deps";
+import type { Store } from "../deps";
 import type { JsonText, Message } from "@cm/domain";
-import { NotFound } from "./errors";
+import { NotFound } from "../errors";
 
 /** api.md "List messages of a journey": the metadata of each message node's message. */
-export async function listJourneyMessages(
-  deps: Pick<GatewayDeps, "sql">,
-  projectId: number,
-  id: number,
-): Promise<JsonText<Message[]>> {
+export async function listJourneyMessages(deps: Store, projectId: number, id: number): Promise<JsonText<Message[]>> {
   const messages = await journeyMessagesJson(deps.sql, projectId, id);
   if (messages === null) throw new NotFound("journey");
   return messages;

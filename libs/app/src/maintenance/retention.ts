@@ -1,6 +1,6 @@
 import { deadLettersBefore, pruneHiddenProfiles, type Sql } from "@cm/db";
 import type { Queue } from "bullmq";
-import { applyEventRetention } from "./event-retention";
+import { applyEventRetention } from "../events/event-retention";
 
 const DAY_MS = 86_400_000;
 export interface RetentionPolicy {

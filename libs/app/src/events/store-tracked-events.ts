@@ -1,8 +1,8 @@
 import { storeEvents } from "@cm/db";
 import { collapseDuplicateEvents, eventWithStoredKey, profileCreations, type TrackedEvent } from "@cm/domain";
-import { applyProfileOperations, type ProfileStores } from "./apply-profile-operations";
-import { applyIsolatingRefused } from "./isolate-refused";
-import { keyedForStorage } from "./profile-keys";
+import { applyProfileOperations, type ProfileStores } from "../profiles/apply-profile-operations";
+import { applyIsolatingRefused } from "../isolate-refused";
+import { keyedForStorage } from "../profiles/profile-keys";
 
 export interface TrackOutcome {
   stored: number;

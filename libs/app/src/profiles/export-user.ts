@@ -1,8 +1,8 @@
 import { Readable } from "node:stream";
 import { deadLettersOfProfiles, userEventOf, userEventsAfter, type EventPage, type EventPosition } from "@cm/db";
 import type { ProfileKeyOf, UserExport } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
-import { NotFound } from "./errors";
+import type { ProjectShares, Store } from "../deps";
+import { NotFound } from "../errors";
 import { linkedProfileOf } from "./read-profile";
 
 /** Events a page: the most an export holds at once is about two pages (one written, one read). */
@@ -16,7 +16,7 @@ const EXPORT_EVENTS_PER_PAGE = 100;
  * connection (each page is a query of its own). A user of whom nothing is stored is unknown (404).
  */
 export async function exportUser(
-  deps: Pick<GatewayDeps, "sql" | "poolShares">,
+  deps: Store & { poolShares: ProjectShares },
   projectId: number,
   ref: string,
   keyOf: ProfileKeyOf,

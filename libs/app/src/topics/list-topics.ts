@@ -1,10 +1,10 @@
 import { topicsAfter } from "@cm/db";
 import { topicCursor, topicResource, type TopicPage, type TopicPageRequest } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
+import type { Store } from "../deps";
 
 /** decisions.md "Topics": a page of the project's topics by id, with the cursor of the next. */
 export async function listTopics(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Store,
   projectId: number,
   { limit, afterId }: TopicPageRequest,
 ): Promise<TopicPage> {

@@ -1,22 +1,15 @@
-import {
-  describeTypiaErrors,
-  topicFieldProblems,
-  topicPatchProblems,
-  type NewTopicBody,
-  type Problem,
-  type TopicPatch,
-} from "@cm/domain";
 import typia, { type IValidation } from "typia";
-import { ApiError } from "./errors/api-error";
+import { InvalidInput, type Problem } from "../kernel/problems";
+import { describeTypiaErrors } from "../kernel/validation-problems";
+import { topicFieldProblems, topicPatchProblems, type NewTopicBody, type TopicPatch } from "./topic";
 
-// Parsing topic bodies into the types the use cases take, with typia. A body that is not its
-// type is the client's error, named field by field in plain words. The bodies of Vero's users
-// API are read in libs/domain (requests/operation-requests.ts), where a batch reads them too.
+// Reading topic bodies into the types the use cases take, with typia. A body that is not its
+// type is the sender's error, named field by field in plain words (InvalidInput).
 
 const validateTopicPatch = typia.createValidateEquals<TopicPatch>();
 const validateNewTopic = typia.createValidateEquals<NewTopicBody>();
 
-/** Every problem of a topic body at once (422): wrong types, and the rules typia cannot express. */
+/** Every problem of a topic body at once: wrong types, and the rules typia cannot express. */
 function parseTopicBody<T>(
   body: unknown,
   validate: (input: unknown) => IValidation<T>,
@@ -26,7 +19,7 @@ function parseTopicBody<T>(
   const result = validate(input);
   const isObject = typeof input === "object" && input !== null && !Array.isArray(input);
   const problems = [...(result.success ? [] : describeTypiaErrors(result.errors)), ...(isObject ? rules(input) : [])];
-  if (!result.success || problems.length > 0) throw ApiError.unprocessable(problems);
+  if (!result.success || problems.length > 0) throw new InvalidInput(problems);
   return result.data;
 }
 

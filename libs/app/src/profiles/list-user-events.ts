@@ -1,6 +1,6 @@
 import { findUserEvents, linkedKeys, userEventOf } from "@cm/db";
 import { eventCursor, unstorableText, type EventPageRequest, type ProfileKeyOf, type UserEventPage } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
+import type { Store } from "../deps";
 
 /**
  * docs/events.md "Read": a page of the events of the user `ref` names, newest first, those of
@@ -8,7 +8,7 @@ import type { GatewayDeps } from "../deps";
  * whether or not it is a profile: events are kept apart from the profile.
  */
 export async function listUserEvents(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Store,
   projectId: number,
   ref: string,
   page: EventPageRequest,

@@ -1,14 +1,10 @@
 import { insertTopic, isDuplicateTopicName } from "@cm/db";
 import { topicResource, type NewTopicBody, type Topic } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
-import { DuplicateTopicName } from "./errors";
+import type { Store } from "../deps";
+import { DuplicateTopicName } from "../errors";
 
 /** decisions.md "Topics": a new topic, subscribed by default unless the body says otherwise. */
-export async function createTopic(
-  deps: Pick<GatewayDeps, "sql">,
-  projectId: number,
-  body: NewTopicBody,
-): Promise<Topic> {
+export async function createTopic(deps: Store, projectId: number, body: NewTopicBody): Promise<Topic> {
   const name = body.name.trim();
   try {
     const topic = await insertTopic(deps.sql, {

@@ -11,7 +11,7 @@ import type { Queue } from "bullmq";
 import { applyLinkOperations } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
 import { eraseEvents, eraseFromFailedJobs, type Erasure } from "./erase-profiles";
-import { applyIsolatingRefused } from "./isolate-refused";
+import { applyIsolatingRefused } from "../isolate-refused";
 import { keyedForStorage, type ProfileKeys } from "./profile-keys";
 
 /** Where a profile's data is kept, and so where an erasure must reach. */

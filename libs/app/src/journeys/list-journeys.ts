@@ -1,10 +1,10 @@
 import { journeysAfter } from "@cm/db";
 import { idCursor, type JourneyListRequest, type JourneyPage } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
+import type { Store } from "../deps";
 
 /** A page of the project's journeys by id (of one status, or all), with the cursor of the next. */
 export async function listJourneys(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Store,
   projectId: number,
   { page, status }: JourneyListRequest,
 ): Promise<JourneyPage> {

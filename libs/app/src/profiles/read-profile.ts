@@ -7,8 +7,8 @@ import {
   type StoredProfile,
 } from "@cm/db";
 import { unstorableText, type Profile, type ProfileKeyOf } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
-import { NotFound } from "./errors";
+import type { Store } from "../deps";
+import { NotFound } from "../errors";
 import { profileResource } from "./profile-resource";
 
 /** What is stored of the user a reference names: its ids' rows and events, and its profile (null when none). */
@@ -27,7 +27,7 @@ export interface LinkedProfile {
  * surrogate) was never stored: NotFound.
  */
 export async function linkedProfileOf(
-  deps: Pick<GatewayDeps, "sql">,
+  deps: Store,
   projectId: number,
   ref: string,
   keyOf: ProfileKeyOf,
@@ -44,12 +44,7 @@ export async function linkedProfileOf(
 }
 
 /** decisions.md "Profile read": what the workers have applied so far (linkedProfileOf). */
-export async function readProfile(
-  deps: Pick<GatewayDeps, "sql">,
-  projectId: number,
-  ref: string,
-  keyOf: ProfileKeyOf,
-): Promise<Profile> {
+export async function readProfile(deps: Store, projectId: number, ref: string, keyOf: ProfileKeyOf): Promise<Profile> {
   const { profile } = await linkedProfileOf(deps, projectId, ref, keyOf);
   if (profile === null) throw new NotFound("profile");
   return profile;

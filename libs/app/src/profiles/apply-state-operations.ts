@@ -11,7 +11,7 @@ import {
   type StateOperation,
 } from "@cm/domain";
 import type { Erasure } from "./erase-profiles";
-import { applyIsolatingRefused } from "./isolate-refused";
+import { applyIsolatingRefused } from "../isolate-refused";
 
 /**
  * One write per profile row: the operations on it and the erasures of it are merged first

@@ -1,0 +1,26 @@
+// What a use case reports when it cannot do what was asked, in the words of the domain. Each
+// names its `kind`: the gateway maps it to an HTTP answer (apps/gateway/src/errors/http-error.ts)
+// and the ctl to a message, neither by importing this file's classes for it.
+
+/** The resource named does not exist in the caller's project (or at all). */
+export class NotFound extends Error {
+  readonly kind = "not_found";
+
+  constructor(readonly resource: string) {
+    super(`${resource} not found`);
+  }
+}
+
+/** Topic names are unique in a project, ignoring case. */
+export class DuplicateTopicName extends Error {
+  readonly kind = "duplicate_topic_name";
+
+  constructor(readonly topicName: string) {
+    super(`another topic of this project is named "${topicName}" (names are compared ignoring case)`);
+  }
+}
+
+/** A write that needs the queue could not reach it; nothing was changed. */
+export class QueueUnavailable extends Error {
+  readonly kind = "queue_unavailable";
+}
