@@ -30,7 +30,7 @@ import { builtRelease, previousRelease } from "../support/previous-release";
 import { ROOT, startChild, type ChildService } from "../support/processes";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestProject, type TestProject } from "../support/project";
-import { createTestQueuePrefix } from "../support/queue";
+import { createTestQueuePrefix, drained } from "../support/queue";
 import { fanoutOf, materialised } from "../support/topic-fanout";
 import { waitFor } from "../support/wait";
 
@@ -133,30 +133,6 @@ async function api(base: string, project: TestProject, method: string, path: str
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
-}
-
-const jobCounts = (queues: Queue[]) =>
-  Promise.all(queues.map(async (queue) => [queue.name, await queue.getJobCounts()] as const));
-
-/**
- * Waits until no job of these queues waits, runs or is delayed: every acknowledged operation
- * taken by the worker. A job the worker left alone (a kind or version it does not know) stays
- * delayed, and this times out.
- */
-async function drained(queues: Queue[], timeoutMs = 30_000): Promise<void> {
-  await waitFor(
-    `${queues.map((queue) => queue.name).join(", ")} drained`,
-    async () => {
-      for (const queue of queues) {
-        const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized", "waiting-children");
-        if (Object.values(counts).some((count) => count > 0)) return undefined;
-      }
-      return true;
-    },
-    timeoutMs,
-  ).catch(async (error: unknown) => {
-    throw new Error(`${(error as Error).message}: ${JSON.stringify(await jobCounts(queues))}`);
-  });
 }
 
 async function deadLetters(projectId: number) {

@@ -9,6 +9,7 @@ import { childEnv } from "../support/env";
 import { runCtl, startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
+import { drained } from "../support/queue";
 import { waitFor } from "../support/wait";
 import { layoutTimeout } from "../support/database";
 
@@ -70,23 +71,15 @@ async function importFile(project: TestProject, args: string[]) {
 }
 
 /** Until no job waits in either batch queue (nothing left to apply). */
-async function drained(): Promise<void> {
+/** Every job the imports queued applied. */
+async function importsApplied(): Promise<void> {
   const connection = producerConnection(stack.config.redisUrl);
   const queues = [
     profileOperationsQueue(connection, stack.config.queuePrefix),
     eventsQueue(connection, stack.config.queuePrefix),
   ];
   try {
-    await waitFor(
-      "the queues drained",
-      async () => {
-        const counts = await Promise.all(
-          queues.map((queue) => queue.getJobCounts("waiting", "active", "delayed", "prioritized")),
-        );
-        return counts.every((count) => Object.values(count).every((n) => n === 0)) ? true : undefined;
-      },
-      120_000,
-    );
+    await drained(queues, 120_000);
   } finally {
     await Promise.all(queues.map((queue) => queue.close()));
     connection.disconnect();
@@ -127,7 +120,7 @@ describe("ctl import", () => {
       await send(a, "/events/track", { identity: { id: "rt-6" }, event_name: name, data: { name } });
     }
     await send(a, "/events/track", { identity: { id: "rt-4" }, event_name: "Renamed" });
-    await drained();
+    await importsApplied();
     const source = await exported(a);
     expect(source.filter((line) => line.type === "event")).toHaveLength(3);
 
@@ -139,7 +132,7 @@ describe("ctl import", () => {
     await b.topic("Offers", "unsubscribed");
     const summary = await importFile(b, [file]);
     expect(summary).toMatchObject({ imported: source.length, rejected: 0, skipped: 0 });
-    await drained();
+    await importsApplied();
     expect(await exported(b)).toEqual(source);
     for (const id of ["rt-1", "rt-2", "rt-3", "rt-4", "rt-4b", "rt-5", "only@example.com"]) {
       const [inA, inB] = await Promise.all([read(a, id), read(b, id)]);
@@ -191,7 +184,7 @@ describe("ctl import", () => {
         input: expect.objectContaining({ user_id: "short" }),
       },
     ]);
-    await drained();
+    await importsApplied();
     const u1 = await read(c, "u1");
     expect(u1).toMatchObject({ id: "u1", email: "u1@example.com", data: { plan: "pro", city: "Bergen, Norway" } });
     expect(await read(c, "gone")).toBeNull();
@@ -202,7 +195,7 @@ describe("ctl import", () => {
     await send(c, "/users/edit", { id: "u2", changes: { plan: "live" } }, "PUT");
     await waitFor("the live edit", async () => ((await read(c, "u2"))?.data.plan === "live" ? true : undefined));
     expect(await importFile(c, [...args, "--restart"])).toEqual(expect.objectContaining({ imported: 4, skipped: 0 }));
-    await drained();
+    await importsApplied();
     expect((await read(c, "u2"))?.data).toEqual({ plan: "live" });
     expect(await read(c, "gone")).toBeNull();
   });
@@ -235,7 +228,7 @@ describe("ctl import", () => {
       line: 4,
       reason: 'unsubscribed must be true, false, 1, 0, yes or no; it is "maybe"',
     });
-    await drained();
+    await importsApplied();
 
     expect(await read(v, "v1")).toMatchObject({ tags: ["beta", "vip"], unsubscribed: false, data: { plan: "pro" } });
     expect(await read(v, "v2")).toMatchObject({ tags: ["news"], unsubscribed: true, data: { plan: "free" } });
@@ -281,7 +274,7 @@ describe("ctl import", () => {
       line: 5,
       reason: 'type must be "identify" or "track" (a Segment message); it is "page"',
     });
-    await drained();
+    await importsApplied();
 
     expect(await read(s, "seg-1")).toMatchObject({
       email: "ada@example.com",
@@ -314,7 +307,7 @@ describe("ctl import", () => {
     const args = [file, "--event-name-column", "event", "--stamp-column", "time"];
     expect(await importFile(d, args)).toEqual(expect.objectContaining({ imported: 50, rejected: 0 }));
     expect(await importFile(d, [...args, "--restart"])).toEqual(expect.objectContaining({ imported: 50 }));
-    await drained();
+    await importsApplied();
     const [{ n }] = await stack.db.sql<{ n: number }[]>`
       SELECT count(*)::integer AS n FROM events WHERE project_id = ${d.id}`;
     expect(n).toBe(50);
@@ -384,7 +377,7 @@ describe("ctl import", () => {
       const resumed = await importFile(cut, [file, "--state", state]);
       expect(resumed.skipped).toBeGreaterThan(0);
       expect(resumed.skipped + resumed.imported).toBe(30_000);
-      await drained();
+      await importsApplied();
       const [left, right] = await Promise.all([exported(whole), exported(cut)]);
       expect(left).toHaveLength(5_000 + 15_000);
       expect(right).toEqual(left);
@@ -422,7 +415,7 @@ describe("ctl import", () => {
     // The same input grown: what was imported is skipped, the rest imported.
     expect(summaryOf(await fromStdin([...first, ...lines("a", 20, 25)]))).toMatchObject({ imported: 5, skipped: 20 });
     expect(summaryOf(await fromStdin(sameHead, "--restart"))).toMatchObject({ imported: 25, skipped: 0 });
-    await drained();
+    await importsApplied();
     for (const id of ["a-0", "a-24", "c-15", "c-24"]) expect(await read(p, id), id).not.toBeNull();
     expect(await read(p, "b-0")).toBeNull();
   });
@@ -456,7 +449,7 @@ describe("ctl import", () => {
       const args = ["--event-name-column", "event", "--event-id-column", "message_id", "--stamp-column", "time"];
       expect(await importFile(m, [file, ...args])).toMatchObject({ imported: rows.length });
     }
-    await drained();
+    await importsApplied();
     const names = await stack.db.sql<{ name: string }[]>`
       SELECT name FROM events WHERE project_id = ${m.id} ORDER BY name`;
     expect(names.map((row) => row.name)).toEqual(["Bought", "Clicked", "Opened", "Read", "Replied", "Shared"]);
