@@ -7,7 +7,7 @@ import { singleOperation } from "./users-api";
 
 /** Vero's event API (docs/events.md): track, answered like identify; the heartbeat its clients check. */
 export function eventRoutes(router: Router<IdentifyState>, deps: GatewayDeps): void {
-  singleOperation(router, deps, "track", ROUTES.trackEvent);
+  singleOperation(router, deps, ROUTES.trackEvent);
   openRoute(router, ROUTES.heartbeat, (ctx) => {
     ctx.body = { status: 200, message: "Success." };
   });

@@ -6,5 +6,5 @@ import { singleOperation } from "./users-api";
 
 /** api.md "Identify a user": POST /users/track?auth_token=… */
 export function identifyRoutes(router: Router<IdentifyState>, deps: GatewayDeps): void {
-  singleOperation(router, deps, "identify", ROUTES.identifyUser);
+  singleOperation(router, deps, ROUTES.identifyUser);
 }

@@ -1,5 +1,5 @@
 import type Router from "@koa/router";
-import { parseOperation, problemText, type IdentifyReply, type OperationType } from "@cm/domain";
+import { parseOperation, problemText, type IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
 import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
@@ -138,13 +138,13 @@ export function usersApiOperation(
   });
 }
 
-/** A single operation of `type` (api.md, "Identify a user" on): its body read into what it queues, or 400 naming what is wrong. */
-export function singleOperation(
-  router: Router<IdentifyState>,
-  deps: GatewayDeps,
-  type: OperationType,
-  route: Route,
-): void {
+/**
+ * A single operation as `route` declares it (api.md, "Identify a user" on): its body read as its
+ * `operationType` into what it queues, or 400 naming what is wrong.
+ */
+export function singleOperation(router: Router<IdentifyState>, deps: GatewayDeps, route: Route): void {
+  const type = route.operationType;
+  if (type === undefined) throw new Error(`${route.operation.operationId} names no operation type`);
   usersApiOperation(router, deps, route, (request) => {
     const parsed = parseOperation(type, request.body, operationContext(deps, request));
     if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));
