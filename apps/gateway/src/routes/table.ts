@@ -35,8 +35,6 @@ interface IdentifyCredentialFields {
   tracking_api_key?: string;
 }
 
-// The bodies of Vero's users API as sent: the very types the gateway validates with, plus the
-// credential fields that it reads before validating.
 /** The bodies of Vero's users API as sent, credential included. */
 type IdentifyRequest = IdentifyBody & IdentifyCredentialFields;
 type EditUserRequest = EditUserBody & IdentifyCredentialFields;
