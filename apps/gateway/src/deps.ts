@@ -12,16 +12,33 @@ import type { MicroBatcher } from "./micro-batcher";
 import type { PoolShares } from "./pool-shares";
 import type { GatewayMetrics } from "./metrics";
 
-/** What the routes need, built once at start-up (main.ts) or by a test. */
-export interface GatewayDeps {
+// What the routes need, in parts: each router takes only the parts its routes use, so that its
+// signature says what it depends on. The use cases of libs/app take smaller parts still (its deps.ts).
+
+/** Postgres: the pool the operations read and write on. */
+export interface Postgres {
   sql: Sql;
   /** Each project's share of `sql`'s connections, held while a key-authenticated operation runs. */
   poolShares: PoolShares;
-  redis: Redis;
-  profileOperationsQueue: Queue<ProfileOperationsJobData>;
-  eventsQueue: Queue<EventsJobData>;
-  topicFanoutQueue: Queue<TopicFanoutJobData>;
+}
+
+/** Who may call, and how often: every authenticated route checks its credential and rate limit with these. */
+export interface Access {
   credentials: CredentialCache;
+  rateLimiter: RateLimiter;
+}
+
+/** What the users API reads its bodies within (routes/users-api.ts). */
+export interface BodyLimits {
+  bodyBudget: BodyBudget;
+  /** Bytes of bodies read before their credential can be checked, per second (UNVERIFIED_BODY_BYTES_PER_SECOND). */
+  unverifiedBodyBytes: TokenBucket;
+  /** A body still arriving after this long is cut off (408). */
+  bodyReadTimeoutMs: number;
+}
+
+/** Where the users API queues what it accepts (use-cases/). */
+export interface Intake {
   /** Identifies and the other users-API operations, one identify job per micro-batch. */
   profileOperationBatcher: MicroBatcher<ProfileOperation>;
   /** Tracked events, one events job per micro-batch. */
@@ -30,20 +47,36 @@ export interface GatewayDeps {
   eventDedupWindowMs: number;
   /** Batch answers by Idempotency-Key, for retries. */
   idempotentReplies: IdempotentReplies;
-  bodyBudget: BodyBudget;
-  /** Bytes of bodies read before their credential can be checked, per second (UNVERIFIED_BODY_BYTES_PER_SECOND). */
-  unverifiedBodyBytes: TokenBucket;
-  /** A body still arriving after this long is cut off (408). */
-  bodyReadTimeoutMs: number;
-  rateLimiter: RateLimiter;
+}
+
+/** The job queues: the dashboard shows them, a topic update adds its fan-out, shutdown closes them. */
+export interface Queues {
+  profileOperationsQueue: Queue<ProfileOperationsJobData>;
+  eventsQueue: Queue<EventsJobData>;
+  topicFanoutQueue: Queue<TopicFanoutJobData>;
+}
+
+export interface Observability {
   logger: Logger;
   metrics: GatewayMetrics;
-  /** Guards the queue dashboard; undefined refuses everyone. */
-  adminToken: string | undefined;
-  /** Whether the dashboard may change jobs (retry, clean, pause); read-only by default. */
-  adminQueuesWritable: boolean;
+}
+
+/** What /readyz checks besides Postgres. */
+export interface Health {
+  redis: Redis;
   /** Whether readiness also requires a Redis that cannot lose accepted identifies. */
   redisDurability: RedisDurabilityMode;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }
+
+/** The queue dashboard's settings. */
+export interface Dashboard {
+  /** Guards the queue dashboard; undefined refuses everyone. */
+  adminToken: string | undefined;
+  /** Whether the dashboard may change jobs (retry, clean, pause); read-only by default. */
+  adminQueuesWritable: boolean;
+}
+
+/** Every part, built once at start-up (gateway.ts) or by a test; app.ts hands each router its parts. */
+export type GatewayDeps = Postgres & Access & BodyLimits & Intake & Queues & Observability & Health & Dashboard;

@@ -32,7 +32,6 @@ export * from "./profiles/profile-state";
 export * from "./events/events";
 
 export * from "./requests/batch";
-export * from "./requests/credential-bodies";
 export * from "./requests/operation-requests";
 
 export * from "./resources/export-lines";

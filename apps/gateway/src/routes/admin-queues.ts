@@ -3,7 +3,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { KoaAdapter } from "@bull-board/koa";
 import type Koa from "koa";
-import type { GatewayDeps } from "../deps";
+import type { Dashboard, Queues } from "../deps";
 import { ApiError } from "../errors/api-error";
 
 export const ADMIN_QUEUES_PATH = "/admin/queues";
@@ -48,7 +48,7 @@ function isSameSiteWrite(ctx: Koa.Context): boolean {
  * unless ADMIN_QUEUES_WRITABLE=true, and it never adds jobs. Other paths pass straight
  * through, so API requests do not go through the dashboard's middleware.
  */
-export function adminQueues(deps: GatewayDeps): Koa.Middleware {
+export function adminQueues(deps: Queues & Dashboard): Koa.Middleware {
   const board = new KoaAdapter();
   board.setBasePath(ADMIN_QUEUES_PATH);
   const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };

@@ -1,18 +1,18 @@
 import type Router from "@koa/router";
 import { batchOperations, problemText } from "@cm/domain";
 import { BATCH_BODY } from "../body/identify-body";
-import type { GatewayDeps } from "../deps";
+import type { Observability } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { IdentifyState } from "../state";
 import { acceptBatch } from "../use-cases/accept-batch";
 import { ROUTES } from "./table";
-import { usersApiOperation } from "./users-api";
+import { usersApiOperation, type UsersApiDeps } from "./users-api";
 
 /** An Idempotency-Key is a client's name for a request; as the events' one, it has a bound. */
 const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /** docs/bulk.md: POST /batch, operations of Vero's users API many at a time, authenticated as each of them is. */
-export function batchRoutes(router: Router<IdentifyState>, deps: GatewayDeps): void {
+export function batchRoutes(router: Router<IdentifyState>, deps: UsersApiDeps & Observability): void {
   usersApiOperation(
     router,
     deps,

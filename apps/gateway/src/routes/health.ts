@@ -1,13 +1,13 @@
 import { probeDependencies } from "@cm/config";
 import { checkRedisReady } from "@cm/queue";
 import type Router from "@koa/router";
-import type { GatewayDeps } from "../deps";
+import type { Health, Observability, Postgres } from "../deps";
 
 /**
  * /healthz: the process answers. /readyz: it can take traffic (Postgres reachable, Redis
  * reachable with room and, where required, durable; not stopping). /metrics: Prometheus text.
  */
-export function healthRoutes(router: Router, deps: GatewayDeps): void {
+export function healthRoutes(router: Router, deps: Postgres & Health & Observability): void {
   router.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });

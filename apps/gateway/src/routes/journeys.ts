@@ -1,6 +1,6 @@
 import { idFromPath, journeyListRequest } from "@cm/domain";
 import type Router from "@koa/router";
-import type { GatewayDeps } from "../deps";
+import type { Access, Postgres } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
 import { listJourneyMessages, listJourneys, readJourney } from "@cm/app";
@@ -18,7 +18,7 @@ function journeyId(param: string | undefined): number {
  * api.md "Get a journey" and "List messages of a journey", sent as the JSON text Postgres built,
  * and the journey list (docs/api.md "List journeys", decisions.md's "journey list").
  */
-export function journeyRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
+export function journeyRoutes(router: Router<ApiState>, deps: Access & Postgres): void {
   apiRoute(router, deps, ROUTES.listJourneys, async (ctx) => {
     const parsed = journeyListRequest(ctx.query);
     if (!parsed.ok) throw ApiError.unprocessable(parsed.problems);

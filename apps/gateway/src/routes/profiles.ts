@@ -1,15 +1,17 @@
 import type Router from "@koa/router";
-import type { GatewayDeps } from "../deps";
 import type { IdentifyState } from "../state";
-import { ROUTES } from "./table";
-import { singleOperation } from "./users-api";
+import { ROUTES, type Route } from "./table";
+import { singleOperation, type UsersApiDeps } from "./users-api";
 
-/** api.md "Edit a user" to "Delete a user": the rest of Vero's users API (docs/profiles.md). */
-export function profileRoutes(router: Router<IdentifyState>, deps: GatewayDeps): void {
-  singleOperation(router, deps, "edit", ROUTES.editUser);
-  singleOperation(router, deps, "tags", ROUTES.editTags);
-  singleOperation(router, deps, "unsubscribe", ROUTES.unsubscribeUser);
-  singleOperation(router, deps, "resubscribe", ROUTES.resubscribeUser);
-  singleOperation(router, deps, "reidentify", ROUTES.reidentifyUser);
-  singleOperation(router, deps, "delete", ROUTES.deleteUser);
+/** Identify and track, most of the traffic, have the busiest router (identify.ts, events.ts). */
+const ON_BUSIEST_ROUTER: Route[] = [ROUTES.identifyUser, ROUTES.trackEvent];
+
+/**
+ * api.md "Edit a user" to "Delete a user": the rest of Vero's users API (docs/profiles.md), each
+ * single operation registered from its declaration in routes/table.ts.
+ */
+export function profileRoutes(router: Router<IdentifyState>, deps: UsersApiDeps): void {
+  for (const route of Object.values(ROUTES) as Route[]) {
+    if (route.operationType !== undefined && !ON_BUSIEST_ROUTER.includes(route)) singleOperation(router, deps, route);
+  }
 }

@@ -2,7 +2,7 @@ import type Router from "@koa/router";
 import type { RouterMiddleware } from "@koa/router";
 import { requireApiKey } from "../auth/authenticate";
 import { readJsonBody } from "../body/json-body";
-import type { GatewayDeps } from "../deps";
+import type { Access, Postgres } from "../deps";
 import { ApiError } from "../errors/api-error";
 import { requireRevision } from "../middleware/revision";
 import type { ApiState, AuthState } from "../state";
@@ -23,7 +23,7 @@ export function openRoute<State>(router: Router<State>, route: Route, handler: R
  */
 export function apiRoute(
   router: Router<ApiState>,
-  deps: GatewayDeps,
+  deps: Access & Postgres,
   route: Route,
   handler: RouterMiddleware<ApiState & AuthState>,
 ): void {

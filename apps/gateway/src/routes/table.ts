@@ -1,30 +1,49 @@
 import type {
+  BatchBody,
   BatchReply,
-  BatchRequest,
-  EditTagsRequest,
-  EditUserRequest,
+  EditTagsBody,
+  EditUserBody,
   ErrorReply,
+  IdentifyBody,
   IdentifyReply,
-  IdentifyRequest,
   Journey,
   JourneyPage,
   Message,
   NewTopicBody,
+  OperationType,
   Permission,
   ProblemsReply,
   Profile,
   ProfilePage,
-  ReidentifyRequest,
+  ReidentifyBody,
   Topic,
   TopicPage,
   TopicPatch,
-  TrackRequest,
+  TrackBody,
   UserEventPage,
   UserExport,
-  UserRefRequest,
+  UserRefBody,
 } from "@cm/domain";
-import { JOURNEY_STATUSES } from "@cm/domain";
+import { JOURNEY_STATUSES, OPERATION_TYPES } from "@cm/domain";
 import typia from "typia";
+
+/** Vero's users API takes its credential in the body too, instead of the query string (auth/repeated-credentials.ts). */
+interface IdentifyCredentialFields {
+  /** The identify auth token, when not in the query string. */
+  auth_token?: string;
+  /** Vero's newer name for the same credential. */
+  tracking_api_key?: string;
+}
+
+/** The bodies of Vero's users API as sent, credential included. */
+type IdentifyRequest = IdentifyBody & IdentifyCredentialFields;
+type EditUserRequest = EditUserBody & IdentifyCredentialFields;
+type EditTagsRequest = EditTagsBody & IdentifyCredentialFields;
+type UserRefRequest = UserRefBody & IdentifyCredentialFields;
+type ReidentifyRequest = ReidentifyBody & IdentifyCredentialFields;
+type TrackRequest = TrackBody & IdentifyCredentialFields;
+/** A JSON batch; an NDJSON batch's credential can only be in the query string. */
+type BatchRequest = BatchBody & IdentifyCredentialFields;
 
 // Request bodies are the types the gateway validates with; responses are the resources of @cm/domain.
 export const schemas = typia.json.schemas<
@@ -160,6 +179,8 @@ const keyFailures = {
 /** What one operation of Vero's users API takes: its schema, with a JSON example and a form or NDJSON one. */
 interface UsersApiRequest {
   operationId: string;
+  /** A single operation: the type its body is read as (`parseOperation`). The batch reads each of its items so. */
+  operationType?: OperationType;
   summary: string;
   /** What this operation does; the rules every users-API operation shares follow it. */
   description: string;
@@ -195,6 +216,9 @@ const usersApiAnswers = {
 };
 const usersApiTooMany = identifyError("The project sent more than its rate limit");
 const usersApiResponses = limited(usersApiAnswers, usersApiTooMany);
+
+/** The types a batch item may name, as its description lists them. */
+const BATCH_TYPES = OPERATION_TYPES.map((type) => `\`${type}\``).join(", ");
 
 const BATCH_RULES =
   "The credential is the identify auth token, as for every users-API operation: `auth_token` or `tracking_api_key` " +
@@ -249,6 +273,8 @@ export interface Route {
   operation: Operation;
   /** The same operation on other methods or paths (Vero's `.json` twins), each listed as its alias. */
   aliases: { method: Method; path: string; operation: Operation }[];
+  /** A single operation of Vero's users API: the type its body is read as, by which the router registers it (routes/users-api.ts). */
+  operationType?: OperationType;
 }
 
 /** Where Koa's router matches `route`'s path (`/topics/:id`). */
@@ -327,11 +353,13 @@ function usersApiRoute(path: string, methods: [Method, ...Method[]], request: Us
     }),
   );
   const [main, ...aliases] = answering as [Route["aliases"][number], ...Route["aliases"]];
-  return { ...main, credential: "identifyToken", aliases };
+  const reads = request.operationType === undefined ? {} : { operationType: request.operationType };
+  return { ...main, credential: "identifyToken", aliases, ...reads };
 }
 
 const identify: UsersApiRequest = {
   operationId: "identifyUser",
+  operationType: "identify",
   summary: "Identify a user: create or update a profile",
   description: "`channels` may be one object.",
   schema: identifyBody,
@@ -344,6 +372,7 @@ export const ROUTES = {
   identifyUser: usersApiRoute("/users/track", ["post"], identify),
   editUser: usersApiRoute("/users/edit", ["put"], {
     operationId: "editUser",
+    operationType: "edit",
     summary: "Edit a user: set or clear data keys of a profile, never creating one",
     description:
       "Names the user by `id`, or by `email` for a user known by email alone. Each key of `changes` is set in the " +
@@ -354,6 +383,7 @@ export const ROUTES = {
   }),
   editTags: usersApiRoute("/users/tags/edit", ["put"], {
     operationId: "editTags",
+    operationType: "tags",
     summary: "Add and remove tags of a user",
     description:
       "Names the user by `id` or `email`. `add` and `remove` are lists of tags, or JSON text of one (as n8n sends " +
@@ -364,6 +394,7 @@ export const ROUTES = {
   }),
   unsubscribeUser: usersApiRoute("/users/unsubscribe", ["post"], {
     operationId: "unsubscribeUser",
+    operationType: "unsubscribe",
     summary: "Unsubscribe a user from everything (the global opt-out)",
     description: "Names the user by `id` or `email`. Topic choices are kept for a resubscribe.",
     schema: userRefBody,
@@ -372,6 +403,7 @@ export const ROUTES = {
   }),
   resubscribeUser: usersApiRoute("/users/resubscribe", ["post"], {
     operationId: "resubscribeUser",
+    operationType: "resubscribe",
     summary: "Resubscribe a user: lift the global opt-out",
     description: "Names the user by `id` or `email`; the topic choices kept come back.",
     schema: userRefBody,
@@ -381,6 +413,7 @@ export const ROUTES = {
   // Clients send PUT; Vero's 2016 documentation sent POST (curl -d).
   reidentifyUser: usersApiRoute("/users/reidentify", ["put", "post"], {
     operationId: "reidentifyUser",
+    operationType: "reidentify",
     summary: "Reidentify a user: `id` and `new_id` name one profile from now on",
     description:
       "Both ids are required and must differ. The profile reads under `new_id`; when `new_id` already names a " +
@@ -392,6 +425,7 @@ export const ROUTES = {
   // vero-python 2.x deletes with DELETE, every other client with POST.
   deleteUser: usersApiRoute("/users/delete", ["post", "delete"], {
     operationId: "deleteUser",
+    operationType: "delete",
     summary: "Delete a user: erase the profile for good",
     description:
       "Names the user by `id` or `email`. DELETE is accepted as vero-python 2.x sends it. See docs/profiles.md for " +
@@ -402,6 +436,7 @@ export const ROUTES = {
   }),
   trackEvent: usersApiRoute("/events/track", ["post"], {
     operationId: "trackEvent",
+    operationType: "track",
     summary: "Track an event of a user (docs/events.md)",
     description:
       "`identity` names the user by `id`, or by `email` for a user known by email alone; a user who is no profile " +
@@ -427,10 +462,10 @@ export const ROUTES = {
     operationId: "batch",
     summary: "Up to 1,000 operations of the users API and event tracking in one request (docs/bulk.md)",
     description:
-      "Each operation is `{type, …the body of its single call}`, `type` one of `identify`, `track`, `edit`, " +
-      "`tags`, `unsubscribe`, `resubscribe`, `reidentify`, `delete`, and is read on its own: the valid ones are " +
-      "queued, the others answered 400 with the reason, in `results`. Operations of one user apply in their order " +
-      "in the batch, after every request answered before it and before every request sent after its answer. " +
+      `Each operation is \`{type, …the body of its single call}\`, \`type\` one of ${BATCH_TYPES}, and is read ` +
+      "on its own: the valid ones are queued, the others answered 400 with the reason, in `results`. Operations of " +
+      "one user apply in their order in the batch, after every request answered before it and before every " +
+      "request sent after its answer. " +
       "With an `Idempotency-Key` header, a retry of the batch within 7 days gets the same answer and queues " +
       "nothing again.",
     schema: batchBody,

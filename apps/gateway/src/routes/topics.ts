@@ -1,6 +1,6 @@
 import { idFromPath, parseNewTopic, parseTopicPatch, topicPageRequest } from "@cm/domain";
 import type Router from "@koa/router";
-import type { GatewayDeps } from "../deps";
+import type { Access, Observability, Postgres, Queues } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
 import { createTopic, listTopics, updateTopic } from "@cm/app";
@@ -8,7 +8,7 @@ import { apiRoute, otherMethodsNotAllowed } from "./register";
 import { ROUTES } from "./table";
 
 /** api.md "Update a topic", and the create and list extensions of decisions.md "Topics". */
-export function topicRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
+export function topicRoutes(router: Router<ApiState>, deps: Access & Postgres & Queues & Observability): void {
   apiRoute(router, deps, ROUTES.updateTopic, async (ctx) => {
     const id = idFromPath(ctx.params.id);
     if (id === null) throw ApiError.notFound();

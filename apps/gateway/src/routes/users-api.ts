@@ -1,11 +1,11 @@
 import type Router from "@koa/router";
-import { parseOperation, problemText, type IdentifyReply, type OperationType } from "@cm/domain";
+import { parseOperation, problemText, type IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
 import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, UNVERIFIED } from "../body/body-budget";
 import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
-import type { GatewayDeps } from "../deps";
+import type { Access, BodyLimits, Intake } from "../deps";
 import { ApiError } from "../errors/api-error";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { enforceRateLimit } from "../rate-limit/enforce";
@@ -29,6 +29,9 @@ export interface AuthorizedRequest extends ReceivedRequest {
   idempotencyKey?: string;
 }
 
+/** What an operation of the users API is given: its request read and authorized, what it accepts queued. */
+export type UsersApiDeps = Access & BodyLimits & Intake;
+
 const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|")})=`);
 
 /**
@@ -36,7 +39,7 @@ const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|"
  * before a byte of the body is read (a bad one is 401 at once, and the connection closed rather
  * than the body read), or UNVERIFIED when the credential can only be in the body.
  */
-async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<{ owner: string; verified?: VerifiedToken }> {
+async function bodyOwner(ctx: Koa.Context, deps: Access): Promise<{ owner: string; verified?: VerifiedToken }> {
   if (!QUERY_CREDENTIAL.test(ctx.querystring)) return { owner: UNVERIFIED };
   try {
     const verified = await authenticateIdentify(deps.credentials, ctx.querystring, undefined);
@@ -55,7 +58,7 @@ async function bodyOwner(ctx: Koa.Context, deps: GatewayDeps): Promise<{ owner: 
  */
 async function authorize(
   ctx: Koa.Context,
-  deps: GatewayDeps,
+  deps: Access & BodyLimits,
   reservation: BodyReservation,
   verified: VerifiedToken | undefined,
   format: UsersApiBody,
@@ -104,7 +107,7 @@ async function authorize(
  */
 export function usersApiOperation(
   router: Router<IdentifyState>,
-  deps: GatewayDeps,
+  deps: Access & BodyLimits,
   route: Route,
   act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
   format: UsersApiBody = OPERATION_BODY,
@@ -138,13 +141,13 @@ export function usersApiOperation(
   });
 }
 
-/** A single operation of `type` (api.md, "Identify a user" on): its body read into what it queues, or 400 naming what is wrong. */
-export function singleOperation(
-  router: Router<IdentifyState>,
-  deps: GatewayDeps,
-  type: OperationType,
-  route: Route,
-): void {
+/**
+ * A single operation as `route` declares it (api.md, "Identify a user" on): its body read as its
+ * `operationType` into what it queues, or 400 naming what is wrong.
+ */
+export function singleOperation(router: Router<IdentifyState>, deps: UsersApiDeps, route: Route): void {
+  const type = route.operationType;
+  if (type === undefined) throw new Error(`${route.operation.operationId} names no operation type`);
   usersApiOperation(router, deps, route, (request) => {
     const parsed = parseOperation(type, request.body, operationContext(deps, request));
     if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));

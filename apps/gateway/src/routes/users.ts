@@ -1,6 +1,6 @@
 import type Router from "@koa/router";
 import { logThrottle } from "@cm/config";
-import type { GatewayDeps } from "../deps";
+import type { Access, Observability, Postgres } from "../deps";
 import { requestIdOf, routeOf } from "../middleware/request-log";
 import type { ApiState } from "../state";
 import type { Credential } from "@cm/db";
@@ -19,7 +19,7 @@ function credentialProfileKeys(credential: Credential): ProfileKeyOf {
  * everything stored about a user; and the list of profiles, by email among other filters
  * (docs/api.md "List users").
  */
-export function userRoutes(router: Router<ApiState>, deps: GatewayDeps): void {
+export function userRoutes(router: Router<ApiState>, deps: Access & Postgres & Observability): void {
   apiRoute(router, deps, ROUTES.listUsers, async (ctx) => {
     const request = profileListRequest(ctx.query);
     if (!request.ok) throw new InvalidInput(request.problems);

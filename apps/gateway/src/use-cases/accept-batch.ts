@@ -7,11 +7,11 @@ import {
   type BatchReply,
   type IdentifyReply,
 } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
+import type { Intake, Observability } from "../deps";
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "./errors";
-import { ACCEPTED, operationContext, queueOperation, type QueueDeps, type ReceivedRequest } from "./queue-operation";
+import { ACCEPTED, operationContext, queueOperation, type ReceivedRequest } from "./queue-operation";
 
-export type BatchDeps = QueueDeps & Pick<GatewayDeps, "eventDedupWindowMs" | "idempotentReplies" | "logger">;
+export type BatchDeps = Intake & Pick<Observability, "logger">;
 
 /** A batch request whose credential is accepted. */
 export interface ReceivedBatch extends ReceivedRequest {

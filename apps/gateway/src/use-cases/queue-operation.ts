@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { IdentifyReply, OperationContext, QueuedOperation } from "@cm/domain";
-import type { GatewayDeps } from "../deps";
+import type { Intake } from "../deps";
 
 /** What the use cases of Vero's users API need: the batchers that queue their operations, one per job kind. */
-export type QueueDeps = Pick<GatewayDeps, "profileOperationBatcher" | "eventBatcher">;
+export type QueueDeps = Pick<Intake, "profileOperationBatcher" | "eventBatcher">;
 
 /** When the request arrived (the operation's stamp) and the size of its body. */
 export interface ReceivedRequest {
@@ -15,7 +15,7 @@ export const ACCEPTED: IdentifyReply = { status: 200, message: "Success." };
 
 /** What the gateway knows of a request besides its body, for reading the body into an operation. */
 export function operationContext(
-  deps: Pick<GatewayDeps, "eventDedupWindowMs">,
+  deps: Pick<Intake, "eventDedupWindowMs">,
   request: { projectId: number; receivedAt: number; idempotencyKey?: string },
 ): OperationContext {
   return {

@@ -1,12 +1,10 @@
 import type { tags } from "typia";
-import type { TrackBody } from "../events/events";
 import { compactJsonBytesAtMost, jsonObjectFields, MAX_BODY_BYTES } from "../kernel/json";
 import type { Parsed } from "../kernel/problems";
-import type { IdentifyBody } from "../profiles/identify";
-import type { EditTagsBody, EditUserBody, ReidentifyBody, UserRefBody } from "../profiles/profile-requests";
 import {
   OPERATION_TYPES,
   parseOperation,
+  type BatchOperation,
   type OperationContext,
   type OperationType,
   type QueuedOperation,
@@ -19,28 +17,6 @@ import {
 export const MAX_BATCH_OPERATIONS = 1_000;
 /** The largest batch body (413 past it); every other users-API body keeps MAX_BODY_BYTES. */
 export const MAX_BATCH_BODY_BYTES = 5 * 1024 * 1024;
-
-export interface IdentifyInBatch extends IdentifyBody {
-  type: "identify";
-}
-export interface TrackInBatch extends TrackBody {
-  type: "track";
-}
-export interface EditInBatch extends EditUserBody {
-  type: "edit";
-}
-export interface TagsInBatch extends EditTagsBody {
-  type: "tags";
-}
-export interface UserRefInBatch extends UserRefBody {
-  type: "unsubscribe" | "resubscribe" | "delete";
-}
-export interface ReidentifyInBatch extends ReidentifyBody {
-  type: "reidentify";
-}
-/** One operation of a batch: `type` names it, the other fields are the body of its single call. */
-export type BatchOperation =
-  IdentifyInBatch | TrackInBatch | EditInBatch | TagsInBatch | UserRefInBatch | ReidentifyInBatch;
 
 /** A JSON batch body. Not validated as a whole: each operation is read on its own (parseBatchOperation). */
 export interface BatchBody {

@@ -1,5 +1,5 @@
 import typia, { type IValidation } from "typia";
-import { parseTrack, type TrackContext, type TrackedEvent } from "../events/events";
+import { parseTrack, type TrackBody, type TrackContext, type TrackedEvent } from "../events/events";
 import { jsonObjectFields, jsonValueProblems, valueFromJsonText } from "../kernel/json";
 import { InvalidInput, type Parsed } from "../kernel/problems";
 import { describeTypiaErrors } from "../kernel/validation-problems";
@@ -130,18 +130,32 @@ export type QueuedOperation =
   /** A reidentify onto the same id: accepted, and nothing to apply. */
   | { queue: "none" };
 
-export const OPERATION_TYPES = [
-  "identify",
-  "track",
-  "edit",
-  "tags",
-  "unsubscribe",
-  "resubscribe",
-  "reidentify",
-  "delete",
-] as const;
+// Each operation as a batch item, the body of its single call with the `type` naming it: these
+// types are the operation types (OperationType), and each has its reader in OPERATION_PARSERS.
+export interface IdentifyInBatch extends IdentifyBody {
+  type: "identify";
+}
+export interface TrackInBatch extends TrackBody {
+  type: "track";
+}
+export interface EditInBatch extends EditUserBody {
+  type: "edit";
+}
+export interface TagsInBatch extends EditTagsBody {
+  type: "tags";
+}
+export interface UserRefInBatch extends UserRefBody {
+  type: "delete" | "unsubscribe" | "resubscribe";
+}
+export interface ReidentifyInBatch extends ReidentifyBody {
+  type: "reidentify";
+}
+/** One operation of a batch: `type` names it, the other fields are the body of its single call. */
+export type BatchOperation =
+  IdentifyInBatch | TrackInBatch | EditInBatch | TagsInBatch | UserRefInBatch | ReidentifyInBatch;
+
 /** An operation of Vero's users API (and its event tracking), by the name a batch item gives it. */
-export type OperationType = (typeof OPERATION_TYPES)[number];
+export type OperationType = BatchOperation["type"];
 
 const profileOperation =
   (parse: (body: unknown, context: ProfileContext) => Parsed<ProfileOperation | null>) =>
@@ -170,6 +184,9 @@ const OPERATION_PARSERS: Record<OperationType, (body: unknown, context: Operatio
     reidentify: profileOperation(parseReidentifyRequest),
     delete: profileOperation(parseDeleteRequest),
   };
+
+/** Every operation type, in the order a refused batch item lists them. */
+export const OPERATION_TYPES = Object.keys(OPERATION_PARSERS) as OperationType[];
 
 /** The one entry point for every operation: the body (or batch item) of `type`, read into what it queues. */
 export function parseOperation(
