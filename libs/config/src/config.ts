@@ -75,7 +75,7 @@ export interface Config {
   eventDedupWindowS: number & tags.Type<"uint32"> & tags.Maximum<86400>;
   /** Events are kept this many days after they happened; then their day's partition is dropped. */
   eventRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
-  /** Identify jobs one worker process applies at once. */
+  /** Jobs of each batch queue (profile operations, events) one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
   workerLockMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
