@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -6,29 +6,24 @@ import type { IdentifyEvent } from "@cm/domain";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import {
   addProfileOperationsBatch,
-  consumerConnection,
   EVENTS_JOB,
-  EVENTS_KIND,
+  eventsJobData,
   eventsQueue,
   PROFILE_OPERATIONS_JOB,
-  PROFILE_OPERATIONS_QUEUE,
   maintenanceQueue,
-  PROFILE_OPERATIONS_KIND,
+  profileOperationsJobData,
   profileOperationsQueue,
   producerConnection,
   topicFanoutQueue,
 } from "@cm/queue";
-import { createWorkerMetrics, profileOperationsProcessor, queueWorkers } from "@cm/worker";
 import type { Job, Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forKnownKind } from "../../apps/worker/src/queues/known-kind";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
 import { testLogger } from "../support/logs";
 import { builtRelease, previousRelease } from "../support/previous-release";
 import { ROOT, startChild, type ChildService } from "../support/processes";
-import { testProfileStores } from "../support/profile-stores";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestQueuePrefix, drained } from "../support/queue";
 import { fanoutOf, materialised } from "../support/topic-fanout";
@@ -331,17 +326,25 @@ describe("this release's gateway, the previous release's worker", () => {
   it("leaves a job of a newer kind or version alone, untouched, until a worker that knows it applies it", async () => {
     const { project, queues } = pair;
     const lettersBefore = await deadLetters(project.id);
-    const newer = { kind: PROFILE_OPERATIONS_KIND.kind, v: PROFILE_OPERATIONS_KIND.v + 1 };
-    const data = { ...newer, events: [identify(project.id, "u-future", { plan: "next" })], acceptedAt: Date.now() };
+    // Payload version 2 of each batch kind, as the next release's gateways write it: this release's
+    // workers read it, the previous release's do not.
+    const operations = [identify(project.id, "u-future", { plan: "next" })];
+    const trackedEvent = {
+      projectId: project.id,
+      key: "i:u-future",
+      userId: "u-future",
+      eventId: randomUUID(),
+      name: "Came back",
+      data: null,
+      t: Date.now(),
+      receivedAt: Date.now(),
+    };
     const jobs: [Queue, Job][] = [
-      [queues.identify, await queues.identify.add(PROFILE_OPERATIONS_JOB, data)],
-      [
-        queues.events,
-        await queues.events.add(EVENTS_JOB, { kind: EVENTS_KIND.kind, v: EVENTS_KIND.v + 1, events: [] }),
-      ],
+      [queues.identify, await queues.identify.add(PROFILE_OPERATIONS_JOB, profileOperationsJobData(operations, 2))],
+      [queues.events, await queues.events.add(EVENTS_JOB, eventsJobData([trackedEvent], 2))],
       [queues.identify, await queues.identify.add(PROFILE_OPERATIONS_JOB, { kind: "someday", v: 1, events: [] })],
     ];
-    const [[, newerJob]] = jobs as [[Queue, Job]];
+    const newerJobs = jobs.slice(0, 2).map(([, job]) => job);
     await waitFor("the previous release's worker to leave each job alone", async () =>
       (await Promise.all(jobs.map(([, job]) => job.getState()))).every((state) => state === "delayed")
         ? true
@@ -356,35 +359,32 @@ describe("this release's gateway, the previous release's worker", () => {
     expect(await deadLetters(project.id)).toEqual(lettersBefore);
     expect((await api(reader.url, project, "GET", "/users/u-future")).status).toBe(404);
 
-    // Then a worker that knows the newer version takes it: a stand-in for the next release's,
-    // this release's processor behind that version (the previous release's worker stopped first).
+    // Then this release's worker, which reads version 2, applies both (the previous release's stopped first).
     pair.worker.child.kill("SIGTERM");
     expect(await pair.worker.exited).toBe(0);
-    const config = testConfig(db.url, pair.prefix);
-    const logger = testLogger("adjacent_newer_worker");
-    const metrics = createWorkerMetrics();
-    const stores = testProfileStores(db.sql, pair.prefix);
-    const connection = consumerConnection(config.redisUrl);
-    const { createQueueWorker } = queueWorkers(connection, config, logger, metrics);
-    const newerWorker = createQueueWorker(
-      PROFILE_OPERATIONS_QUEUE,
-      forKnownKind(newer, false, profileOperationsProcessor(stores, logger, metrics), () => {}),
-      { concurrency: 1, heldUnderWorkerLock: true },
-    );
+    const worker = startChild(join(THIS_TREE, "apps/worker/dist/main.js"), childEnv(testConfig(db.url, pair.prefix)));
     try {
-      await newerJob.promote();
-      await waitFor("the newer job to be applied", async () =>
-        (await newerJob.getState()) === "completed" ? true : undefined,
+      await waitFor("this release's worker to start", async () =>
+        worker.output().includes("worker started") ? true : undefined,
+      );
+      for (const job of newerJobs) await job.promote();
+      await waitFor("the version 2 jobs to be applied", async () =>
+        (await Promise.all(newerJobs.map((job) => job.getState()))).every((state) => state === "completed")
+          ? true
+          : undefined,
       );
       expect(await api(reader.url, project, "GET", "/users/u-future")).toMatchObject({
         status: 200,
         body: { data: { plan: "next" } },
       });
+      expect(await api(reader.url, project, "GET", "/users/u-future/events")).toMatchObject({
+        status: 200,
+        body: { data: [{ event_name: "Came back" }] },
+      });
     } finally {
-      await newerWorker.close();
-      connection.disconnect();
-      await stores.close();
-      for (const [, job] of jobs.slice(1)) await job.remove();
+      worker.child.kill("SIGTERM");
+      await worker.exited;
+      for (const [, job] of jobs.slice(2)) await job.remove();
     }
   }, 60_000);
 });

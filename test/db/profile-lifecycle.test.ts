@@ -12,7 +12,12 @@ import {
   type Transaction,
 } from "@cm/db";
 import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
-import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, type ProfileOperationsJobData } from "@cm/queue";
+import {
+  PROFILE_OPERATIONS_JOB,
+  PROFILE_OPERATIONS_QUEUE,
+  profileOperationsJobData,
+  type ProfileOperationsJobData,
+} from "@cm/queue";
 import { applyProfileOperations, applyRetention, storeTrackedEvents } from "@cm/app";
 import { REDIS_URL } from "../support/env";
 import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/profile-operations";
@@ -399,8 +404,14 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
         }),
       ),
     );
+    // As the next release's gateways queue them (payload version 2: the operations named by their ids alone).
+    const unkeyed = await queue.add(
+      PROFILE_OPERATIONS_JOB,
+      profileOperationsJobData([p.edit("gone", 4, { plan: "gone" }), p.identify("other", 2)], 2),
+      { attempts: 1 },
+    );
     try {
-      await waitFor("the jobs to fail", async () => ((await queue.getFailedCount()) === 3 ? true : undefined));
+      await waitFor("the jobs to fail", async () => ((await queue.getFailedCount()) === 4 ? true : undefined));
       await applyProfileOperations(stores, [p.delete("gone", 10)]);
 
       const letters = await stack.db.sql<{ project_id: number; event: string }[]>`
@@ -414,6 +425,10 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       expect(await data("mixed")).toEqual([jobs.mixed[1], jobs.mixed[2]]);
       expect(await data("erasedOnly")).toBeUndefined();
       expect(await data("afterTheErasure")).toEqual(jobs.afterTheErasure);
+      expect((await queue.getJob(unkeyed.id as string))?.data).toEqual({
+        ...unkeyed.data,
+        operations: [{ projectId: p.id, id: "other", t: 2, updateOnly: false }],
+      });
     } finally {
       await failing.close();
       await queue.close();

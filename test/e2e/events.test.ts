@@ -1,5 +1,13 @@
 import { startGateway, type RunningGateway } from "@cm/gateway";
-import { addEventBatch, EVENTS_JOB, eventsQueue, producerConnection, type EventsJobData } from "@cm/queue";
+import {
+  addEventBatch,
+  EVENTS_JOB,
+  EVENTS_V2,
+  eventsJobData,
+  eventsQueue,
+  producerConnection,
+  type EventsJobData,
+} from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -255,6 +263,33 @@ describe("stored once", () => {
     await addEventBatch(queue, [{ ...again, dedupKey: "k", dedupWindowMs: 1 }]);
     expect(await eventsOnceStored(project, "r", 1)).toHaveLength(1);
   });
+
+  it("stores the events of a version 2 job, which names users by their ids alone, and makes their profiles", async () => {
+    const project = await createTestProject(stack.db.sql, "version-2");
+    const now = Date.now();
+    const event = (name: string, dedupKey?: string) => ({
+      projectId: project.id,
+      key: "i:v2-user",
+      userId: "v2-user",
+      email: "v2@example.com",
+      eventId: crypto.randomUUID(),
+      name,
+      data: { plan: "pro" },
+      t: now,
+      receivedAt: now,
+      ...(dedupKey !== undefined && { dedupKey, dedupWindowMs: 60_000 }),
+    });
+    const data = eventsJobData([event("Signed up"), event("Paid", "pay-1"), event("Paid", "pay-1")], 2);
+    expect(data).toMatchObject({ ...EVENTS_V2, acceptedAt: expect.any(Number) });
+    expect(JSON.stringify(data)).not.toContain('"key"');
+    await queue.add(EVENTS_JOB, data);
+    const shown = await eventsOnceStored(project, "v2-user", 2);
+    expect(shown.map((stored) => stored.event_name).sort()).toEqual(["Paid", "Signed up"]);
+    expect(await get(project, "/users/v2-user")).toMatchObject({
+      status: 200,
+      body: { id: "v2-user", email: "v2@example.com" },
+    });
+  });
 });
 
 describe("reading a user's events", () => {
@@ -405,7 +440,7 @@ describe("erasure", () => {
 
 describe("job kinds", () => {
   it("leaves a job of a kind or version the worker does not know alone: neither applied nor failed", async () => {
-    const job = await queue.add(EVENTS_JOB, { kind: "events", v: 2 as 1, events: [], acceptedAt: Date.now() });
+    const job = await queue.add(EVENTS_JOB, { kind: "events", v: 3 as 2, events: [], acceptedAt: Date.now() });
     await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
     expect(await queue.getFailedCount()).toBe(0);
     await job.remove();

@@ -1,9 +1,19 @@
 import { profileKeyForId, type ProfileOperation } from "@cm/domain";
-import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_KIND, producerConnection, profileOperationsQueue } from "@cm/queue";
-import type { Job } from "bullmq";
+import {
+  PROFILE_OPERATIONS_JOB,
+  PROFILE_OPERATIONS_V1,
+  PROFILE_OPERATIONS_V2,
+  producerConnection,
+  profileOperationsJobData,
+  profileOperationsQueue,
+  type ProfileOperationsJobData,
+} from "@cm/queue";
+import type { Job, Queue } from "bullmq";
+import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childEnv } from "../support/env";
 import { startChild } from "../support/processes";
+import { profileOperations } from "../support/profile-operations";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -11,6 +21,8 @@ const INVALID_TOKEN_MESSAGE = "Invalid authentication: You must provide a valid 
 
 let stack: TestStack;
 let base: string;
+let redis: Redis;
+let queue: Queue<ProfileOperationsJobData>;
 
 async function track(body: unknown, token = stack.project.authToken, init: RequestInit = {}) {
   const response = await fetch(`${base}/api/v2/users/track?auth_token=${encodeURIComponent(token)}`, {
@@ -33,8 +45,14 @@ beforeAll(async () => {
   stack = await createTestStack("identify");
   base = (await stack.gateway()).url;
   await stack.worker();
+  redis = producerConnection(stack.config.redisUrl);
+  queue = profileOperationsQueue(redis, stack.config.queuePrefix);
 });
-afterAll(() => stack.close());
+afterAll(async () => {
+  await queue.close();
+  redis.disconnect();
+  await stack.close();
+});
 
 describe("POST /api/v2/users/track", () => {
   it("answers Success. and the worker applies the profile", async () => {
@@ -162,41 +180,102 @@ describe("health", () => {
 
 describe("job kinds", () => {
   it("leaves a job holding an operation the worker does not know alone: data and tries untouched, nothing applied", async () => {
-    const redis = producerConnection(stack.config.redisUrl);
-    const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
-    try {
-      const on = (id: string) => ({ projectId: stack.project.id, key: profileKeyForId(id), id, t: Date.now() });
-      // As a newer release might queue a new operation within version 1, beside an identify.
-      const operations = [
-        { ...on("beside-merge"), updateOnly: false, data: { plan: "pro" } },
-        { ...on("merged"), op: "merge", into: "beside-merge" },
-      ] as unknown as ProfileOperation[];
-      const job = await queue.add(PROFILE_OPERATIONS_JOB, {
-        ...PROFILE_OPERATIONS_KIND,
-        events: operations,
-        acceptedAt: Date.now(),
-      });
-      await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
-      const held = (await queue.getJob(job.id as string)) as Job;
-      expect({ data: held.data, attemptsMade: held.attemptsMade }).toEqual({ data: job.data, attemptsMade: 0 });
-      expect(await queue.getFailedCount()).toBe(0);
-      expect(await readProfile("beside-merge")).toBeUndefined();
-      await job.remove();
-    } finally {
-      await queue.close();
-      redis.disconnect();
-    }
+    const on = (id: string) => ({ projectId: stack.project.id, key: profileKeyForId(id), id, t: Date.now() });
+    // As a newer release might queue a new operation within version 1, beside an identify.
+    const operations = [
+      { ...on("beside-merge"), updateOnly: false, data: { plan: "pro" } },
+      { ...on("merged"), op: "merge", into: "beside-merge" },
+    ] as unknown as ProfileOperation[];
+    const job = await queue.add(PROFILE_OPERATIONS_JOB, {
+      ...PROFILE_OPERATIONS_V1,
+      events: operations,
+      acceptedAt: Date.now(),
+    });
+    await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
+    const held = (await queue.getJob(job.id as string)) as Job;
+    expect({ data: held.data, attemptsMade: held.attemptsMade }).toEqual({ data: job.data, attemptsMade: 0 });
+    expect(await queue.getFailedCount()).toBe(0);
+    expect(await readProfile("beside-merge")).toBeUndefined();
+    await job.remove();
+  });
+});
+
+describe("payload versions", () => {
+  it("applies a version 2 job, whose operations are named by their ids alone, and keeps only its summary", async () => {
+    const p = profileOperations(stack.project.id);
+    const now = Date.now();
+    const data = profileOperationsJobData(
+      [
+        p.identify("v2-user", now, { email: "v2@example.com", data: { plan: "basic" } }),
+        p.edit("v2-user", now + 1, { plan: "pro" }),
+        p.tags("v2-user", now + 2, ["vip"]),
+        p.identify("v2-anon", now, { data: { seen: true } }),
+        p.reidentify("v2-anon", "v2-known", now + 3),
+        p.identify("v2-gone", now, {}),
+        p.delete("v2-gone", now + 4),
+      ],
+      2,
+    );
+    // The wire: the operations in `operations`, with no profile key of the gateway's making.
+    expect(data).toMatchObject({ ...PROFILE_OPERATIONS_V2, acceptedAt: expect.any(Number) });
+    expect(JSON.stringify(data)).not.toMatch(/"(key|newKey|events)"/);
+    const job = await queue.add(PROFILE_OPERATIONS_JOB, data);
+    await waitFor("the job applied", async () => ((await job.getState()) === "completed" ? true : undefined));
+
+    expect(await readProfile("v2-user")).toMatchObject({
+      id: "v2-user",
+      email: "v2@example.com",
+      data: { plan: "pro" },
+      tags: ["vip"],
+    });
+    expect(await readProfile("v2-known")).toMatchObject({ id: "v2-known", data: { seen: true } });
+    expect(await readProfile("v2-gone")).toBeUndefined();
+    const done = (await queue.getJob(job.id as string)) as Job;
+    expect(done.data).toEqual({
+      ...PROFILE_OPERATIONS_V2,
+      operations: [],
+      acceptedAt: data.acceptedAt,
+      completed: { items: 7, projects: [stack.project.id] },
+    });
+  });
+
+  it("writes version 1 from the gateway, which the previous release's workers read", async () => {
+    const before = Date.now();
+    expect((await track({ id: "v1-user", data: { plan: "basic" } })).status).toBe(200);
+    await waitFor("the profile", () => readProfile("v1-user"));
+    const jobs = await queue.getJobs(["completed"]);
+    const written = jobs.filter((job) => job.timestamp >= before).map((job) => job.data);
+    expect(written).toContainEqual(
+      expect.objectContaining({ ...PROFILE_OPERATIONS_V1, events: [], completed: expect.anything() }),
+    );
+  });
+
+  it("leaves a job of a version it does not know alone: data and tries untouched, nothing applied", async () => {
+    const { identify } = profileOperations(stack.project.id);
+    const newer = { ...PROFILE_OPERATIONS_V2, v: 3, operations: [identify("v3-user", Date.now())] };
+    const job = await queue.add(PROFILE_OPERATIONS_JOB, newer as never);
+    await waitFor("the job left alone", async () => ((await job.getState()) === "delayed" ? true : undefined));
+    const held = (await queue.getJob(job.id as string)) as Job;
+    expect({ data: held.data, attemptsMade: held.attemptsMade }).toEqual({ data: newer, attemptsMade: 0 });
+    expect(await readProfile("v3-user")).toBeUndefined();
+    await job.remove();
   });
 });
 
 describe("settings", () => {
-  it("names the deprecated IDENTIFY_BATCH_* a gateway is given when it starts", async () => {
-    const env = childEnv({ ...stack.config, port: 0, logLevel: "info" }, { IDENTIFY_BATCH_WAIT_MS: "5" });
+  it("names the deprecated IDENTIFY_BATCH_* and IDENTIFY_WRITE_TIMEOUT_MS a gateway is given when it starts", async () => {
+    const env = childEnv(
+      { ...stack.config, port: 0, logLevel: "info" },
+      { IDENTIFY_BATCH_WAIT_MS: "5", IDENTIFY_WRITE_TIMEOUT_MS: "2000" },
+    );
     const gateway = startChild("apps/gateway/dist/main.js", env);
     try {
       await waitFor("the gateway to listen", async () => /"url":"(http:[^"]+)"/.exec(gateway.output())?.[1]);
       expect(gateway.output()).toContain(
         "IDENTIFY_BATCH_WAIT_MS is deprecated: set PROFILE_OPERATIONS_BATCH_WAIT_MS and EVENTS_BATCH_WAIT_MS instead",
+      );
+      expect(gateway.output()).toContain(
+        "IDENTIFY_WRITE_TIMEOUT_MS is deprecated: set PROFILE_OPERATIONS_WRITE_TIMEOUT_MS and EVENTS_WRITE_TIMEOUT_MS instead",
       );
     } finally {
       gateway.child.kill("SIGTERM");

@@ -3,8 +3,9 @@ import type { IdentifyEvent } from "@cm/domain";
 import {
   consumerConnection,
   PROFILE_OPERATIONS_JOB,
+  profileOperationsJobData,
   profileOperationsQueue,
-  PROFILE_OPERATIONS_KIND,
+  PROFILE_OPERATIONS_V1,
   producerConnection,
 } from "@cm/queue";
 import { Worker } from "bullmq";
@@ -75,7 +76,7 @@ describe("failed jobs", () => {
       await queue.add(
         PROFILE_OPERATIONS_JOB,
         {
-          ...PROFILE_OPERATIONS_KIND,
+          ...PROFILE_OPERATIONS_V1,
           events: [
             identify(stack.project.id, "failed-kept", now, { plan: "pro" }),
             identify(other.id, "failed-dropped", now, { plan: "pro" }),
@@ -83,19 +84,33 @@ describe("failed jobs", () => {
         },
         { attempts: 1 },
       );
-      await waitFor("the job to fail", async () => ((await queue.getFailedCount()) === 1 ? true : undefined));
+      // As the next release's gateways queue them (payload version 2).
+      await queue.add(
+        PROFILE_OPERATIONS_JOB,
+        profileOperationsJobData(
+          [
+            identify(stack.project.id, "failed-kept-v2", now, { plan: "pro" }),
+            identify(other.id, "failed-dropped-v2", now, { plan: "pro" }),
+          ],
+          2,
+        ),
+        { attempts: 1 },
+      );
+      await waitFor("the jobs to fail", async () => ((await queue.getFailedCount()) === 2 ? true : undefined));
       await failing.close();
 
       expect(await ctl(["discard", "--project", String(other.id)])).toEqual({
         deadLetters: 0,
-        failedJobItems: 1,
+        failedJobItems: 2,
         unreadable: 0,
       });
-      expect(await ctl(["replay"])).toEqual({ deadLetters: 0, failedJobItems: 1, unreadable: 0 });
+      expect(await ctl(["replay"])).toEqual({ deadLetters: 0, failedJobItems: 2, unreadable: 0 });
       expect(await queue.getFailedCount()).toBe(0);
       await stack.worker();
-      await waitFor("the replayed identify", () => read("failed-kept"));
-      expect(await read("failed-kept")).toMatchObject({ data: { plan: "pro" } });
+      for (const id of ["failed-kept", "failed-kept-v2"]) {
+        await waitFor("the replayed identify", () => read(id));
+        expect(await read(id)).toMatchObject({ data: { plan: "pro" } });
+      }
     } finally {
       await failing.close();
       await queue.close();

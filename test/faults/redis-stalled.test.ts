@@ -6,7 +6,7 @@ import { createTestStack, type TestStack } from "../support/services";
 
 // A stalled Redis (SIGSTOP: connections open, nothing answered) for eight seconds under load:
 // no request waits for its answer much longer than the gateway's deadline for a queue write
-// (IDENTIFY_WRITE_TIMEOUT_MS, 2 s); the writes in flight fail with 500 (they may still land),
+// (PROFILE_OPERATIONS_WRITE_TIMEOUT_MS, 2 s); the writes in flight fail with 500 (they may still land),
 // new ones are refused unsent with 503; and every identify answered 200 is applied.
 
 const WRITE_DEADLINE_MS = 2_000;

@@ -31,29 +31,43 @@ describe("typia transform", () => {
     ]);
   });
 
-  it("reads each micro-batcher's settings, and the IDENTIFY_BATCH_* names they replace for both, named as deprecated", () => {
-    const defaults = { size: 500, maxBytes: 1024 * 1024, waitMs: 2 };
+  it("reads each micro-batcher's settings, and the IDENTIFY_* names they replace for both, named as deprecated", () => {
+    const defaults = { size: 500, maxBytes: 1024 * 1024, waitMs: 2, writeTimeoutMs: 2_000 };
     expect(loadConfig({})).toMatchObject({
       profileOperationsBatch: defaults,
       eventsBatch: defaults,
       deprecatedSettings: [],
     });
     expect(
-      loadConfig({ PROFILE_OPERATIONS_BATCH_SIZE: "100", EVENTS_BATCH_WAIT_MS: "5", EVENTS_BATCH_MAX_BYTES: "2048" }),
+      loadConfig({
+        PROFILE_OPERATIONS_BATCH_SIZE: "100",
+        PROFILE_OPERATIONS_WRITE_TIMEOUT_MS: "500",
+        EVENTS_BATCH_WAIT_MS: "5",
+        EVENTS_BATCH_MAX_BYTES: "2048",
+        EVENTS_WRITE_TIMEOUT_MS: "700",
+      }),
     ).toMatchObject({
-      profileOperationsBatch: { ...defaults, size: 100 },
-      eventsBatch: { ...defaults, maxBytes: 2048, waitMs: 5 },
+      profileOperationsBatch: { ...defaults, size: 100, writeTimeoutMs: 500 },
+      eventsBatch: { ...defaults, maxBytes: 2048, waitMs: 5, writeTimeoutMs: 700 },
       deprecatedSettings: [],
     });
-    const old = loadConfig({ IDENTIFY_BATCH_SIZE: "50", IDENTIFY_BATCH_WAIT_MS: "7", EVENTS_BATCH_WAIT_MS: "3" });
+    const old = loadConfig({
+      IDENTIFY_BATCH_SIZE: "50",
+      IDENTIFY_BATCH_WAIT_MS: "7",
+      IDENTIFY_WRITE_TIMEOUT_MS: "900",
+      EVENTS_BATCH_WAIT_MS: "3",
+      EVENTS_WRITE_TIMEOUT_MS: "300",
+    });
     expect(old).toMatchObject({
-      profileOperationsBatch: { ...defaults, size: 50, waitMs: 7 },
-      eventsBatch: { ...defaults, size: 50, waitMs: 3 },
+      profileOperationsBatch: { ...defaults, size: 50, waitMs: 7, writeTimeoutMs: 900 },
+      eventsBatch: { ...defaults, size: 50, waitMs: 3, writeTimeoutMs: 300 },
     });
     expect(old.deprecatedSettings).toEqual([
       "IDENTIFY_BATCH_SIZE is deprecated: set PROFILE_OPERATIONS_BATCH_SIZE and EVENTS_BATCH_SIZE instead",
       "IDENTIFY_BATCH_WAIT_MS is deprecated: set PROFILE_OPERATIONS_BATCH_WAIT_MS and EVENTS_BATCH_WAIT_MS instead",
+      "IDENTIFY_WRITE_TIMEOUT_MS is deprecated: set PROFILE_OPERATIONS_WRITE_TIMEOUT_MS and EVENTS_WRITE_TIMEOUT_MS instead",
     ]);
     expect(() => loadConfig({ IDENTIFY_BATCH_SIZE: "0" })).toThrow(/profileOperationsBatch\.size/);
+    expect(() => loadConfig({ IDENTIFY_WRITE_TIMEOUT_MS: "10" })).toThrow(/profileOperationsBatch\.writeTimeoutMs/);
   });
 });

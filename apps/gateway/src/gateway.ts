@@ -74,11 +74,11 @@ export function gatewayDeps(
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
 
   const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue]);
-  const batching = ({ size, maxBytes, waitMs }: MicroBatchSettings): MicroBatcherOptions => ({
+  const batching = ({ size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings): MicroBatcherOptions => ({
     maxBatchSize: size,
     maxBatchBytes: maxBytes,
     maxWaitMs: waitMs,
-    writeTimeoutMs: config.identifyWriteTimeoutMs,
+    writeTimeoutMs,
   });
 
   return {

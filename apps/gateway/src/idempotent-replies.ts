@@ -6,7 +6,7 @@ import type { Redis } from "ioredis";
 export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
 /**
  * How long a batch being answered holds its key. Far longer than an answer takes once the body
- * is read (its queue writes time out after IDENTIFY_WRITE_TIMEOUT_MS): it only matters when a
+ * is read (its queue writes time out after the micro-batchers' *_WRITE_TIMEOUT_MS): it only matters when a
  * gateway dies mid-answer, and then retries get 409 until it expires.
  */
 export const IN_FLIGHT_TTL_MS = 60_000;

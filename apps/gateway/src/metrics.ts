@@ -38,7 +38,7 @@ export function createGatewayMetrics(queues: readonly Queue[]): GatewayMetrics {
     }),
     profileOperationsBatchSize: new Histogram({
       name: "identify_enqueue_batch_size",
-      help: "Identify events per queue write (gateway micro-batches)",
+      help: "Profile operations per queue write (gateway micro-batches)",
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000],
       registers,
     }),

@@ -24,13 +24,13 @@ export function createWorkerMetrics(): WorkerMetrics {
     registry,
     profileOperationsBatchSeconds: new Histogram({
       name: "identify_batch_apply_seconds",
-      help: "Time to apply one identify job (one SQL statement, more when a batch is split) to Postgres",
+      help: "Time to apply one profile operations job (one SQL statement, more when a batch is split) to Postgres",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
     profileOperationsApplied: new Counter({
       name: "identify_events_applied_total",
-      help: "Identify events applied to Postgres",
+      help: "Profile operations applied to Postgres",
       registers,
     }),
     deadLetters: new Counter({
@@ -40,7 +40,7 @@ export function createWorkerMetrics(): WorkerMetrics {
     }),
     profileOperationsLagSeconds: new Histogram({
       name: "identify_end_to_end_lag_seconds",
-      help: "From the gateway accepting an identify to a worker having applied it",
+      help: "From the gateway accepting a profile operation to a worker having applied it",
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers,
     }),

@@ -5,13 +5,14 @@ import {
   cappedExponentialBackoff,
   checkRedisDurability,
   consumerConnection,
-  EVENTS_KIND,
   EVENTS_QUEUE,
+  EVENTS_READ,
   eventsQueue,
   PROFILE_OPERATIONS_QUEUE,
   profileOperationsQueue,
   MAINTENANCE_QUEUE,
-  PROFILE_OPERATIONS_KIND,
+  operationsOf,
+  PROFILE_OPERATIONS_READ,
   TOPIC_FANOUT_KIND,
   TOPIC_FANOUT_QUEUE,
   type TopicFanoutJobData,
@@ -92,23 +93,26 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   const profileOperations = createQueueWorker(
     PROFILE_OPERATIONS_QUEUE,
     forKnownKind(
-      PROFILE_OPERATIONS_KIND,
+      PROFILE_OPERATIONS_READ,
       true,
       profileOperationsProcessor(stores, logger, metrics),
       leftAlone(PROFILE_OPERATIONS_QUEUE),
-      (data) => data.events.filter((operation) => !isKnownOperation(operation)).map(({ op }) => String(op))[0],
+      (data) =>
+        operationsOf(data)
+          .filter((operation) => !isKnownOperation(operation))
+          .map(({ op }) => String(op))[0],
     ),
     { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
   );
   const events = createQueueWorker(
     EVENTS_QUEUE,
-    forKnownKind(EVENTS_KIND, false, eventsProcessor(stores, logger, metrics), leftAlone(EVENTS_QUEUE)),
+    forKnownKind(EVENTS_READ, false, eventsProcessor(stores, logger, metrics), leftAlone(EVENTS_QUEUE)),
     { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
   );
   const fanout: Worker<TopicFanoutJobData> = createQueueWorker(
     TOPIC_FANOUT_QUEUE,
     forKnownKind(
-      TOPIC_FANOUT_KIND,
+      [TOPIC_FANOUT_KIND],
       true,
       topicFanoutProcessor(sql, logger, metrics, () => fanout.closing !== undefined),
       leftAlone(TOPIC_FANOUT_QUEUE),

@@ -41,8 +41,6 @@ export interface Config {
   eventsBatch: MicroBatchSettings;
   /** Settings given under a name this release still reads but replaced: the gateway names them at start. */
   deprecatedSettings: string[];
-  /** A queue write of a micro-batch that takes longer fails its requests (500). */
-  identifyWriteTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
   /** Bytes of identify bodies one gateway reads and holds at once; past it a request gets 503. */
   bodyBytesInFlight: number & tags.Type<"uint32"> & tags.Minimum<262144>;
   /**
@@ -77,7 +75,7 @@ export interface Config {
   eventDedupWindowS: number & tags.Type<"uint32"> & tags.Maximum<86400>;
   /** Events are kept this many days after they happened; then their day's partition is dropped. */
   eventRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
-  /** Identify jobs one worker process applies at once. */
+  /** Jobs of each batch queue (profile operations, events) one worker process applies at once. */
   workerConcurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** How long a worker holds a job before another may take it over (after a crash). */
   workerLockMs: number & tags.Type<"uint32"> & tags.Minimum<1000>;
@@ -94,6 +92,8 @@ export interface MicroBatchSettings {
   size: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
   maxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
   waitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
+  /** A queue write of a micro-batch that takes longer fails its requests (500). */
+  writeTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
 }
 
 export class ConfigError extends Error {}
@@ -113,12 +113,13 @@ const RETIRED_SETTINGS: Record<string, string> = {
 
 /**
  * Settings renamed, each with the names that replace it: the old name is still read, for each of
- * its new names not given, and named at start. IDENTIFY_BATCH_* drove both micro-batchers.
+ * its new names not given, and named at start. IDENTIFY_BATCH_* and IDENTIFY_WRITE_TIMEOUT_MS
+ * drove both micro-batchers.
  */
 const DEPRECATED_SETTINGS: Record<string, string[]> = Object.fromEntries(
-  ["SIZE", "MAX_BYTES", "WAIT_MS"].map((setting) => [
-    `IDENTIFY_BATCH_${setting}`,
-    [`PROFILE_OPERATIONS_BATCH_${setting}`, `EVENTS_BATCH_${setting}`],
+  ["BATCH_SIZE", "BATCH_MAX_BYTES", "BATCH_WAIT_MS", "WRITE_TIMEOUT_MS"].map((setting) => [
+    `IDENTIFY_${setting}`,
+    [`PROFILE_OPERATIONS_${setting}`, `EVENTS_${setting}`],
   ]),
 );
 
@@ -136,6 +137,7 @@ function microBatchSettings(env: NodeJS.ProcessEnv, prefix: string) {
     size: numberOr(env[`${prefix}_BATCH_SIZE`], 500),
     maxBytes: numberOr(env[`${prefix}_BATCH_MAX_BYTES`], 1024 * 1024),
     waitMs: numberOr(env[`${prefix}_BATCH_WAIT_MS`], 2),
+    writeTimeoutMs: numberOr(env[`${prefix}_WRITE_TIMEOUT_MS`], 2_000),
   };
 }
 
@@ -162,7 +164,6 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     deprecatedSettings: Object.entries(DEPRECATED_SETTINGS)
       .filter(([name]) => given[name] !== undefined)
       .map(([name, replacements]) => `${name} is deprecated: set ${replacements.join(" and ")} instead`),
-    identifyWriteTimeoutMs: numberOr(env.IDENTIFY_WRITE_TIMEOUT_MS, 2_000),
     bodyBytesInFlight: numberOr(env.BODY_BYTES_IN_FLIGHT, 32 * 1024 * 1024),
     bodyReadTimeoutMs: numberOr(env.BODY_READ_TIMEOUT_MS, 10_000),
     batchIdempotencyKeysPerProject: numberOr(env.BATCH_IDEMPOTENCY_KEYS_PER_PROJECT, 100_000),

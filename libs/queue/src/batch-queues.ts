@@ -2,7 +2,15 @@ import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
 import { EVENTS_JOB, EVENTS_QUEUE, PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE } from "./names";
-import { EVENTS_KIND, PROFILE_OPERATIONS_KIND, type EventsJobData, type ProfileOperationsJobData } from "./payloads";
+import {
+  batchItems,
+  eventsJobData,
+  profileOperationsJobData,
+  withBatchItems,
+  type BatchJobData,
+  type EventsJobData,
+  type ProfileOperationsJobData,
+} from "./payloads";
 
 /**
  * A job is tried until it is applied: the workers put a failed try back with a capped backoff
@@ -51,13 +59,13 @@ export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobD
   return new Queue(EVENTS_QUEUE, { connection, prefix, defaultJobOptions: EVENTS_JOB_OPTIONS });
 }
 
-/** One job per gateway micro-batch, stamped with when it was accepted for the lag metric. */
+/** One job per gateway micro-batch, in the payload version this release writes, stamped with when it was accepted for the lag metric. */
 export function addProfileOperationsBatch(
   queue: Queue<ProfileOperationsJobData>,
-  events: ProfileOperation[],
+  operations: ProfileOperation[],
   options: BatchJobOptions = {},
 ): Promise<Job<ProfileOperationsJobData>> {
-  return queue.add(PROFILE_OPERATIONS_JOB, { ...PROFILE_OPERATIONS_KIND, events, acceptedAt: Date.now() }, options);
+  return queue.add(PROFILE_OPERATIONS_JOB, profileOperationsJobData(operations), options);
 }
 
 export function addEventBatch(
@@ -65,7 +73,7 @@ export function addEventBatch(
   events: TrackedEvent[],
   options: BatchJobOptions = {},
 ): Promise<Job<EventsJobData>> {
-  return queue.add(EVENTS_JOB, { ...EVENTS_KIND, events, acceptedAt: Date.now() }, options);
+  return queue.add(EVENTS_JOB, eventsJobData(events), options);
 }
 
 /** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */
@@ -77,13 +85,10 @@ export function cappedExponentialBackoff(tries: number, baseDelay = 500, maxDela
  * What a completed batch job keeps: how many items it held and of which projects, never the
  * items (they hold personal data, which an erasure would have to reach there too).
  */
-export function completedJobSummary(data: { events: { projectId?: unknown }[] }) {
+export function completedJobSummary(data: BatchJobData) {
+  const items = (batchItems(data) ?? []) as { projectId?: unknown }[];
   return {
-    ...data,
-    events: [],
-    completed: {
-      items: data.events.length,
-      projects: [...new Set(data.events.map((item) => item.projectId))],
-    },
+    ...withBatchItems(data, []),
+    completed: { items: items.length, projects: [...new Set(items.map((item) => item.projectId))] },
   };
 }

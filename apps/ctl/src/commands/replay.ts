@@ -15,6 +15,7 @@ import {
   profileOperationsQueue,
   producerConnection,
   removeFromFailedJobs,
+  type BatchJobData,
   type EventsJobData,
   type FailedItemPick,
   type ProfileOperationsJobData,
@@ -60,7 +61,7 @@ export function heldFilter(options: HeldFilterOptions): DeadLetterFilter {
 }
 
 /** The failed jobs' items the filter takes: of its project, failed in its time range, for its error kind. */
-function pickFailed<Data extends { events: { projectId: number }[] }>(filter: DeadLetterFilter): FailedItemPick<Data> {
+function pickFailed<Data extends BatchJobData>(filter: DeadLetterFilter): FailedItemPick<Data> {
   return (item, job) => {
     const failedAt = job.finishedOn ?? job.timestamp;
     return (
@@ -153,7 +154,7 @@ async function takeHeld(
       );
     });
     for (const queue of queuesOf(filter)) {
-      const held = queues[queue] as Queue<ProfileOperationsJobData | EventsJobData>;
+      const held = queues[queue] as Queue<BatchJobData>;
       const pick = pickFailed(filter);
       if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
       outcome.failedJobItems += await removeFromFailedJobs(held, pick);

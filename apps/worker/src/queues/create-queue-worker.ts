@@ -1,5 +1,5 @@
 import { logThrottle, type Config } from "@cm/config";
-import { cappedExponentialBackoff, completedJobSummary } from "@cm/queue";
+import { batchItems, cappedExponentialBackoff, completedJobSummary, type BatchJobData } from "@cm/queue";
 import { Worker, type Processor } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -14,10 +14,8 @@ import { retryUntilApplied, type RetryCause } from "./retry-until-applied";
 function summarisedWhenDone<Data, Result>(processor: Processor<Data, Result>): Processor<Data, Result> {
   return async (job, token) => {
     const result = await processor(job, token);
-    const data = job.data as { events?: unknown };
-    if (Array.isArray(data.events) && data.events.length > 0) {
-      await job.updateData(completedJobSummary(data as { events: { projectId?: unknown }[] }) as Data);
-    }
+    const data = job.data as BatchJobData;
+    if ((batchItems(data)?.length ?? 0) > 0) await job.updateData(completedJobSummary(data) as Data);
     return result;
   };
 }

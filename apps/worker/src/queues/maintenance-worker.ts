@@ -76,7 +76,7 @@ export async function maintenanceWorker(
   };
   const worker = createQueueWorker(
     MAINTENANCE_QUEUE,
-    forKnownKind(RETENTION_KIND, true, applyRetentionJob, onLeftAlone),
+    forKnownKind([RETENTION_KIND], true, applyRetentionJob, onLeftAlone),
     {
       concurrency: 1,
       heldUnderWorkerLock: false,

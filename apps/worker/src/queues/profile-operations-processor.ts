@@ -1,5 +1,5 @@
 import { recordDeadLetter } from "@cm/db";
-import type { ProfileOperationsJobData } from "@cm/queue";
+import { operationsOf, type ProfileOperationsJobData } from "@cm/queue";
 import type { Processor } from "bullmq";
 import type { Logger } from "pino";
 import { applyProfileOperations, type ProfileStores } from "@cm/app";
@@ -17,8 +17,9 @@ export function profileOperationsProcessor(
   metrics: WorkerMetrics,
 ): Processor<ProfileOperationsJobData, ProfileOperationsJobOutcome> {
   return async (job) => {
+    const operations = operationsOf(job.data);
     const endTimer = metrics.profileOperationsBatchSeconds.startTimer();
-    const outcome = await applyProfileOperations(stores, job.data.events);
+    const outcome = await applyProfileOperations(stores, operations);
     const seconds = endTimer();
     metrics.profileOperationsApplied.inc(outcome.applied);
     metrics.deadLetters.inc(outcome.poisoned.length);
@@ -45,8 +46,8 @@ export function profileOperationsProcessor(
       );
     }
     logger.debug(
-      { jobId: job.id, events: job.data.events.length, ms: Math.round(seconds * 1000) },
-      "identify batch applied",
+      { jobId: job.id, operations: operations.length, ms: Math.round(seconds * 1000) },
+      "profile operations batch applied",
     );
     return { applied: outcome.applied, poisoned: outcome.poisoned.length };
   };

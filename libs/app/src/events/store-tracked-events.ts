@@ -1,5 +1,5 @@
 import { storeEvents } from "@cm/db";
-import { collapseDuplicateEvents, eventWithStoredKey, profileCreations, type TrackedEvent } from "@cm/domain";
+import { collapseDuplicateEvents, eventWithStoredKey, profileCreations, type UnkeyedEvent } from "@cm/domain";
 import { applyProfileOperations, type ProfileStores } from "../profiles/apply-profile-operations";
 import { applyIsolatingRefused } from "../isolate-refused";
 import { keyedForStorage } from "../profiles/profile-keys";
@@ -19,7 +19,7 @@ export interface TrackOutcome {
  */
 export async function storeTrackedEvents(
   stores: ProfileStores,
-  events: readonly TrackedEvent[],
+  events: readonly UnkeyedEvent[],
 ): Promise<TrackOutcome> {
   const { keyed, refused } = await keyedForStorage(stores.profileKeys, events, eventWithStoredKey);
   const { kept } = collapseDuplicateEvents(keyed);

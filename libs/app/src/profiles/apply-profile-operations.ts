@@ -3,8 +3,8 @@ import {
   isLinkOperation,
   isStateOperation,
   withStoredKeys,
-  type ProfileOperation,
   type ReidentifyOperation,
+  type UnkeyedProfileOperation,
 } from "@cm/domain";
 import type { EventsJobData, ProfileOperationsJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
@@ -38,7 +38,7 @@ export interface ProfileStores {
  */
 export async function applyProfileOperations(
   stores: ProfileStores,
-  queued: readonly ProfileOperation[],
+  queued: readonly UnkeyedProfileOperation[],
 ): Promise<ApplyOutcome> {
   const { keyed: operations, refused } = await keyedForStorage(stores.profileKeys, queued, withStoredKeys);
   const erasures: Erasure[] = [];

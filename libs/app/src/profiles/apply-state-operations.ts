@@ -5,10 +5,10 @@ import {
   mergeStates,
   stateFromOperation,
   unstorableText,
-  type ProfileOperation,
   type ProfileState,
   type ReidentifyOperation,
   type StateOperation,
+  type UnkeyedProfileOperation,
 } from "@cm/domain";
 import type { Erasure } from "./erase-profiles";
 import { applyIsolatingRefused } from "../isolate-refused";
@@ -48,7 +48,8 @@ export function profileWrites(
 
 export interface ApplyOutcome {
   applied: number;
-  poisoned: { operation: ProfileOperation; error: unknown }[];
+  /** As queued, when refused before it was keyed as stored. */
+  poisoned: { operation: UnkeyedProfileOperation; error: unknown }[];
   ignoredTopics: { projectId: number; key: string; topicIds: string[] }[];
 }
 

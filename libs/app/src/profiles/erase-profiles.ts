@@ -3,8 +3,8 @@ import {
   isStateOperation,
   withStoredKeys,
   type ProfileKeyOf,
-  type ProfileOperation,
-  type TrackedEvent,
+  type UnkeyedEvent,
+  type UnkeyedProfileOperation,
 } from "@cm/domain";
 import { removeFromFailedJobs, type EventsJobData, type ProfileOperationsJobData } from "@cm/queue";
 import type { Queue } from "bullmq";
@@ -21,17 +21,14 @@ export interface Erasure {
  * Delete and reidentify operations hold only ids and stamps, which an erasure keeps; an
  * operation stamped after the erasure belongs to the profile an identify may start anew.
  */
-function isErasedBy(operation: ProfileOperation, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
-  return (
-    isStateOperation(operation) &&
-    operation.projectId === erasure.projectId &&
-    operation.t <= erasure.t &&
-    erasure.keys.includes(withStoredKeys(operation, keyOf).key)
-  );
+function isErasedBy(operation: UnkeyedProfileOperation, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
+  if (operation.projectId !== erasure.projectId || operation.t > erasure.t) return false;
+  const keyed = withStoredKeys(operation, keyOf);
+  return isStateOperation(keyed) && erasure.keys.includes(keyed.key);
 }
 
 /** An event is erased like an operation: its user's erasure is stamped at or after it. */
-function isEventErasedBy(event: TrackedEvent, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
+function isEventErasedBy(event: UnkeyedEvent, erasure: Erasure, keyOf: ProfileKeyOf): boolean {
   return (
     event.projectId === erasure.projectId &&
     event.t <= erasure.t &&

@@ -37,13 +37,13 @@ const MAX_QUEUED_DEPTH = MAX_JSON_DEPTH + 8;
  * gateway queues, or of a project that no longer exists, is refused (libs/domain RefusedInput);
  * any other error is thrown, for the job to be retried.
  */
-export async function keyedForStorage<Item extends { projectId: number }>(
+export async function keyedForStorage<Item extends { projectId: number }, Keyed>(
   profileKeys: ProfileKeys,
   items: readonly Item[],
-  keyed: (item: Item, keyOf: ProfileKeyOf) => Item,
-): Promise<{ keyed: Item[]; refused: { item: Item; error: unknown }[] }> {
+  keyed: (item: Item, keyOf: ProfileKeyOf) => Keyed,
+): Promise<{ keyed: Keyed[]; refused: { item: Item; error: unknown }[] }> {
   const keyOf = await profileKeys(items.map((item) => item.projectId));
-  const result: { keyed: Item[]; refused: { item: Item; error: unknown }[] } = { keyed: [], refused: [] };
+  const result: { keyed: Keyed[]; refused: { item: Item; error: unknown }[] } = { keyed: [], refused: [] };
   for (const item of items) {
     try {
       if (nestedDeeperThan(item, MAX_QUEUED_DEPTH)) {

@@ -253,8 +253,14 @@ export function profileCreations(
   return [...creations.values()];
 }
 
+/**
+ * An event as a job holds it: naming its user by `userId`. Jobs of payload version 1 name the
+ * profile by `key` too ("i:<userId>", which workers no longer store under); version 2 does not.
+ */
+export type UnkeyedEvent = Omit<TrackedEvent, "key">;
+
 /** A queued event as the workers store it: `key` the stored key of its user. */
-export function eventWithStoredKey(event: TrackedEvent, keyOf: ProfileKeyOf): TrackedEvent {
+export function eventWithStoredKey(event: UnkeyedEvent, keyOf: ProfileKeyOf): TrackedEvent {
   return { ...event, key: keyOf(event.projectId, event.userId) };
 }
 

@@ -26,16 +26,24 @@ export function profileKeysWith(secrets: ReadonlyMap<number, Uint8Array>): Profi
   };
 }
 
+type Unkeyed<Operation> = Operation extends ProfileOperation ? Omit<Operation, "key" | "newKey"> : never;
+
+/**
+ * An operation as a job holds it: named by its users' ids. Jobs of payload version 1 name the
+ * profiles by `key` and a reidentify's new one by `newKey` too ("i:<id>", which workers no longer
+ * store under); version 2 carries neither.
+ */
+export type UnkeyedProfileOperation = Unkeyed<ProfileOperation>;
+
 /**
  * A queued operation as the workers apply it: `key` (and a reidentify's `newKey`) the stored keys
- * of its ids. Jobs queued before migration 015 name users "i:<id>", and before migration 007
- * a user known by email alone "e:<email>" with no id; the id is the same in each.
+ * of its ids. Jobs queued before migration 007 name a user known by email alone by its key alone,
+ * "e:<email>" with no id; the id is the same.
  */
-export function withStoredKeys<Operation extends ProfileOperation>(
-  operation: Operation,
-  keyOf: ProfileKeyOf,
-): Operation {
-  const id = operation.id ?? profileIdOf(operation);
-  const keyed = { ...operation, key: keyOf(operation.projectId, id), id };
-  return operation.op === "reidentify" ? { ...keyed, newKey: keyOf(operation.projectId, operation.newId) } : keyed;
+export function withStoredKeys(operation: UnkeyedProfileOperation, keyOf: ProfileKeyOf): ProfileOperation {
+  const id = operation.id ?? profileIdOf(operation as ProfileOperation);
+  const key = keyOf(operation.projectId, id);
+  return operation.op === "reidentify"
+    ? { ...operation, key, id, newKey: keyOf(operation.projectId, operation.newId) }
+    : { ...operation, key, id };
 }
