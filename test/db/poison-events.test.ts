@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, insertTopic, recordDeadLetter } from "@cm/db";
-import { profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
+import { newTopicValues, profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
 import { addProfileOperationsBatch, profileOperationsQueue } from "@cm/queue";
 import { applyProfileOperations } from "@cm/app";
 import { createWorkerMetrics, queueWorkers } from "@cm/worker";
@@ -143,12 +143,11 @@ describe("a batch holding an event Postgres refuses", () => {
   });
 
   it("reports the topic choices that name no topic of the project, and keeps the one that does", async () => {
-    const topic = await insertTopic(stack.db.sql, {
-      projectId: stack.project.id,
-      name: "Known topic",
-      description: null,
-      defaultStatus: "unsubscribed",
-    });
+    const topic = await insertTopic(
+      stack.db.sql,
+      stack.project.id,
+      newTopicValues({ name: "Known topic", default_status: "unsubscribed" }),
+    );
     const choices = {
       ...event("some-topics", {}),
       topics: [

@@ -11,7 +11,7 @@ import {
   recordLinkOperations,
   type Transaction,
 } from "@cm/db";
-import { MAX_LINKED_IDS, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
+import { MAX_LINKED_IDS, newTopicValues, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
 import {
   PROFILE_OPERATIONS_JOB,
   PROFILE_OPERATIONS_QUEUE,
@@ -46,12 +46,7 @@ function permutations<T>(items: readonly T[]): T[][] {
 
 async function newProject() {
   const { id } = await createProject(stack.db.sql, "lifecycle");
-  const topic = await insertTopic(stack.db.sql, {
-    projectId: id,
-    name: "News",
-    description: null,
-    defaultStatus: "subscribed",
-  });
+  const topic = await insertTopic(stack.db.sql, id, newTopicValues({ name: "News" }));
   return { id, topicId: topic.id, ...profileOperations(id) };
 }
 

@@ -1,5 +1,5 @@
 import { createCredential, createProject, insertTopic, type Db } from "@cm/db";
-import { PERMISSIONS, type Permission, type TopicStatus } from "@cm/domain";
+import { newTopicValues, PERMISSIONS, type Permission, type TopicStatus } from "@cm/domain";
 
 export interface TestProject {
   id: number;
@@ -17,6 +17,6 @@ export async function createTestProject(sql: Db, name = "Test project"): Promise
     apiKey: await createCredential(sql, project.id, "api_key", PERMISSIONS),
     keyWith: (permissions) => createCredential(sql, project.id, "api_key", permissions),
     topic: async (topicName, defaultStatus = "subscribed") =>
-      (await insertTopic(sql, { projectId: project.id, name: topicName, description: null, defaultStatus })).id,
+      (await insertTopic(sql, project.id, newTopicValues({ name: topicName, default_status: defaultStatus }))).id,
   };
 }

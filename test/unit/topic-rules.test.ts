@@ -3,6 +3,7 @@ import {
   applyTopicPatch,
   idFromPath,
   InvalidInput,
+  newTopicValues,
   parseNewTopic,
   parseTopicPatch,
   sameTopicValues,
@@ -102,6 +103,21 @@ describe("reading topic bodies", () => {
   });
 });
 
+describe("a new topic's values", () => {
+  it("are the body's, the name trimmed, and the defaults of those it leaves out", () => {
+    expect(newTopicValues({ name: "  News " })).toEqual({
+      name: "News",
+      description: null,
+      default_status: "subscribed",
+    });
+    expect(newTopicValues({ name: "News", description: "Monthly", default_status: "unsubscribed" })).toEqual({
+      name: "News",
+      description: "Monthly",
+      default_status: "unsubscribed",
+    });
+  });
+});
+
 describe("applying a patch", () => {
   it("leaves omitted fields unchanged (rule 1)", () => {
     expect(applyTopicPatch(current, { default_status: "unsubscribed" })).toEqual({
@@ -131,6 +147,17 @@ describe("the Topic resource", () => {
     expect(topicResource({ ...record, description: null })).not.toHaveProperty("description");
     expect(topicResource({ ...record, description: "  " })).not.toHaveProperty("description");
     expect(topicResource(record)).toMatchObject({ description: "Monthly", created_at: "1970-01-01T00:00:00.000Z" });
+  });
+
+  it("shows the values in the order of the document's Topic schema, and nothing else of a row", () => {
+    expect(Object.keys(topicResource({ ...record, project_id: 7 } as typeof record))).toEqual([
+      "id",
+      "name",
+      "description",
+      "default_status",
+      "created_at",
+      "updated_at",
+    ]);
   });
 });
 

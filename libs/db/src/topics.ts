@@ -1,29 +1,21 @@
-import type { TopicStatus, TopicValues } from "@cm/domain";
+import { TOPIC_FIELDS, type TopicRecord, type TopicValues } from "@cm/domain";
 import type { Db } from "./connect";
 import { UNIQUE_VIOLATION } from "./errors";
 
-export interface TopicRow {
-  id: number;
+// A topic's values are written by TOPIC_FIELDS, each to the column of its name, and read with
+// `SELECT *`: a value added in libs/domain needs its column here (a migration), not an edit.
+
+/** A row of `topics`: the stored topic and its project. */
+export interface TopicRow extends TopicRecord {
   project_id: number;
-  name: string;
-  description: string | null;
-  default_status: TopicStatus;
-  created_at: Date;
-  updated_at: Date;
 }
 
-export interface NewTopic {
-  projectId: number;
-  name: string;
-  description: string | null;
-  defaultStatus: TopicStatus;
-}
+const NEW_TOPIC_COLUMNS = ["project_id", ...TOPIC_FIELDS] as const;
 
 /** Throws postgres error 23505 (unique_violation) when the project has the name already, ignoring case. */
-export async function insertTopic(sql: Db, topic: NewTopic): Promise<TopicRow> {
+export async function insertTopic(sql: Db, projectId: number, values: TopicValues): Promise<TopicRow> {
   const [row] = await sql<TopicRow[]>`
-    INSERT INTO topics (project_id, name, description, default_status)
-    VALUES (${topic.projectId}, ${topic.name}, ${topic.description}, ${topic.defaultStatus})
+    INSERT INTO topics ${sql({ project_id: projectId, ...values }, NEW_TOPIC_COLUMNS)}
     RETURNING *`;
   return row as TopicRow;
 }
@@ -84,8 +76,7 @@ export async function lockTopic(tx: Db, projectId: number, id: number): Promise<
 export async function saveTopic(tx: Db, id: number, values: TopicValues): Promise<TopicRow> {
   const [row] = await tx<TopicRow[]>`
     UPDATE topics
-       SET name = ${values.name}, description = ${values.description},
-           default_status = ${values.default_status}, updated_at = statement_timestamp()
+       SET ${tx(values, TOPIC_FIELDS)}, updated_at = statement_timestamp()
      WHERE id = ${id}
     RETURNING *`;
   return row as TopicRow;

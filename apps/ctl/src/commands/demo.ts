@@ -16,15 +16,16 @@ import {
 } from "@cm/db";
 import {
   mergeStates,
+  newTopicValues,
   PERMISSIONS,
   profileKeysWith,
   stateFromOperation,
   type CredentialKind,
   type IdentifyEvent,
+  type NewTopicBody,
   type ProfileKeyOf,
   type ProfileState,
   type StateOperation,
-  type TopicStatus,
   type TrackedEvent,
 } from "@cm/domain";
 import { randomUUID } from "node:crypto";
@@ -33,10 +34,10 @@ import { importDemoJourneys } from "./journey";
 export const DEMO_PROJECT_NAME = "Demo project";
 const DEMO_PROFILES = 300;
 
-const DEMO_TOPICS: { name: string; description: string | null; defaultStatus: TopicStatus }[] = [
-  { name: "Newsletter", description: "Monthly product newsletter", defaultStatus: "subscribed" },
-  { name: "Product updates", description: "Release notes and new features", defaultStatus: "subscribed" },
-  { name: "Promotions", description: null, defaultStatus: "unsubscribed" },
+const DEMO_TOPICS: NewTopicBody[] = [
+  { name: "Newsletter", description: "Monthly product newsletter", default_status: "subscribed" },
+  { name: "Product updates", description: "Release notes and new features", default_status: "subscribed" },
+  { name: "Promotions", description: null, default_status: "unsubscribed" },
 ];
 
 const PLANS = ["free", "team", "business"];
@@ -93,7 +94,7 @@ function demoTrackedEvents(identify: IdentifyEvent, n: number): TrackedEvent[] {
 /** Topics, profiles (some with topic choices), their events and journeys for a new demo project. */
 async function fillDemoProject(tx: Transaction, projectId: number): Promise<void> {
   const topicIds: number[] = [];
-  for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, { projectId, ...topic })).id);
+  for (const topic of DEMO_TOPICS) topicIds.push((await insertTopic(tx, projectId, newTopicValues(topic))).id);
   const now = Date.now();
   const keyOf = profileKeysWith(await profileKeySecrets(tx, [projectId]));
   const events = Array.from({ length: DEMO_PROFILES }, (_, n) => demoEvent(projectId, n + 1, topicIds, now, keyOf));

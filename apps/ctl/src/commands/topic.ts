@@ -1,6 +1,6 @@
 import { createTopic, DuplicateTopicName } from "@cm/app";
 import { projectExists, type Sql } from "@cm/db";
-import { problemText, topicDescriptionProblems, topicNameProblems, TOPIC_STATUSES, type TopicStatus } from "@cm/domain";
+import { problemText, topicFieldProblems, TOPIC_STATUSES, type NewTopicBody, type TopicStatus } from "@cm/domain";
 import { CliError } from "../cli-error";
 
 /** `topic create`: the createTopic of POST /topics (libs/app), for a project named by id, with the ctl's messages. */
@@ -11,15 +11,16 @@ export async function createTopicCommand(
   if (!(TOPIC_STATUSES as readonly string[]).includes(input.defaultStatus)) {
     throw new CliError(`--default-status must be one of ${TOPIC_STATUSES.join(", ")}`, 2);
   }
-  const problems = [...topicNameProblems(input.name), ...topicDescriptionProblems(input.description)];
+  const body: NewTopicBody = {
+    name: input.name,
+    description: input.description,
+    default_status: input.defaultStatus as TopicStatus,
+  };
+  const problems = topicFieldProblems(body);
   if (problems.length > 0) throw new CliError(problemText(problems), 2);
   if (!(await projectExists(sql, input.projectId))) throw new CliError(`project ${input.projectId} does not exist`);
   try {
-    return await createTopic({ sql }, input.projectId, {
-      name: input.name,
-      description: input.description,
-      default_status: input.defaultStatus as TopicStatus,
-    });
+    return await createTopic({ sql }, input.projectId, body);
   } catch (error) {
     if (error instanceof DuplicateTopicName)
       throw new CliError(`project ${input.projectId} already has a topic named "${error.topicName}"`);

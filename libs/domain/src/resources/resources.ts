@@ -1,6 +1,6 @@
 import type { tags } from "typia";
 import type { JourneyStatus } from "../journeys/journey";
-import type { TopicStatus } from "../topics/topic";
+import type { TopicStatus, TopicValues } from "../topics/topic";
 
 // The resources of the API, in one place: what the gateway's use cases and ctl return, and
 // what the OpenAPI document is generated from. Request bodies are not here: the document uses the very types the gateway
@@ -36,15 +36,23 @@ export interface ProblemsReply {
   errors: { message: string; path?: string }[];
 }
 
-export interface Topic {
-  id: Integer;
-  name: string;
-  /** Omitted when blank. */
-  description?: string;
-  default_status: TopicStatus;
-  created_at: DateTime;
-  updated_at: DateTime;
-}
+/**
+ * A topic's values as the Topic resource shows them, mapped from TopicValues so that a new value
+ * is shown and documented with no edit here: each as stored, but a blank description is omitted.
+ */
+type ShownTopicValues = {
+  [Field in keyof TopicValues]: Field extends "description"
+    ? string & tags.JsonSchemaPlugin<{ description: "Omitted when blank." }>
+    : TopicValues[Field];
+};
+
+// Partial first keeps the values in TopicValues' order; Omit makes all but the description required.
+type TopicShape = { id: Integer } & Partial<ShownTopicValues> &
+  Omit<ShownTopicValues, "description"> & { created_at: DateTime; updated_at: DateTime };
+// An interface, so that TypeScript reads its members only when asked: as an alias, read sooner, it
+// changed the order of the literal types typia writes unions in (TopicStatus' oneOf, everywhere).
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface Topic extends TopicShape {}
 
 export interface TopicPage {
   data: Topic[];

@@ -1,14 +1,15 @@
-import type { TopicRecord } from "../topics/topic";
+import { TOPIC_FIELDS, type TopicRecord } from "../topics/topic";
 import type { Topic } from "./resources";
 
-/** The Topic resource of api.md: `description` is omitted when blank. */
+const isBlank = (text: string | null) => text === null || text.trim() === "";
+
+/** The Topic resource of api.md: the topic's values in TOPIC_FIELDS' order, a blank `description` omitted. */
 export function topicResource(topic: TopicRecord): Topic {
+  const shown = TOPIC_FIELDS.filter((field) => field !== "description" || !isBlank(topic.description));
   return {
     id: topic.id,
-    name: topic.name,
-    ...(topic.description !== null && topic.description.trim() !== "" ? { description: topic.description } : {}),
-    default_status: topic.default_status,
+    ...Object.fromEntries(shown.map((field) => [field, topic[field]])),
     created_at: topic.created_at.toISOString(),
     updated_at: topic.updated_at.toISOString(),
-  };
+  } as Topic;
 }

@@ -41,11 +41,21 @@ export function topicSubscriptions(
 export const TOPIC_NAME_MAX = 255;
 export const TOPIC_DESCRIPTION_MAX = 200;
 
-export interface TopicRecord {
-  id: number;
+/**
+ * A topic's values: what POST /topics sets, PATCH /topics/{id} changes and the Topic resource
+ * shows, each stored in the column of `topics` of its name. The bodies, the resource (so the
+ * OpenAPI document) and libs/db's statements follow this type and TOPIC_RULES: a new value is
+ * declared here, its column added by a migration (docs/code.md "Recipe: add a field to topics").
+ */
+export interface TopicValues {
   name: string;
   description: string | null;
   default_status: TopicStatus;
+}
+
+/** A stored topic: its values, its id and its times. */
+export interface TopicRecord extends TopicValues {
+  id: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -78,12 +88,27 @@ export function topicDescriptionProblems(description: string | null): Problem[] 
   return storableTextProblems("description", description);
 }
 
+/**
+ * Each value's rules that typia cannot express (lengths after trimming, characters Postgres
+ * refuses), checked when the value has the right type: typia reports the others. One entry a
+ * value, in TopicValues' order (the Topic resource's), so the compiler refuses a value left out.
+ */
+const TOPIC_RULES: { [Field in keyof TopicValues]: (value: unknown) => Problem[] } = {
+  name: (name) => (typeof name === "string" ? topicNameProblems(name) : []),
+  description: (description) => (typeof description === "string" ? topicDescriptionProblems(description) : []),
+  default_status: () => [],
+};
+
+/** The fields of TopicValues, in its order: libs/db stores each in the column of its name. */
+export const TOPIC_FIELDS = Object.keys(TOPIC_RULES) as readonly (keyof TopicValues)[];
+
+/** The values a new topic takes where POST /topics leaves them out (decisions.md "Topics"). */
+const NEW_TOPIC_DEFAULTS: Omit<TopicValues, "name"> = { description: null, default_status: "subscribed" };
+
+// An interface, not an alias of Partial, so that the OpenAPI document names its schema TopicFields.
 /** The writable fields of a topic, as the API names them (types are checked by typia). */
-export interface TopicFields {
-  name?: string;
-  description?: string | null;
-  default_status?: TopicStatus;
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface TopicFields extends Partial<TopicValues> {}
 
 /** Body of PATCH /topics/{id}: omitted fields are left unchanged, a null description clears it. */
 export type TopicPatch = TopicFields;
@@ -93,21 +118,15 @@ export interface NewTopicBody extends TopicFields {
   name: string;
 }
 
-/**
- * The rules typia cannot express (lengths after trimming, characters Postgres refuses), for
- * the fields that have the right type; typia reports the others.
- */
-export function topicFieldProblems(fields: { name?: unknown; description?: unknown }): Problem[] {
-  return [
-    ...(typeof fields.name === "string" ? topicNameProblems(fields.name) : []),
-    ...(typeof fields.description === "string" ? topicDescriptionProblems(fields.description) : []),
-  ];
+/** The problems TOPIC_RULES finds in a body's fields, whether typia passed the body or not. */
+export function topicFieldProblems(fields: Partial<Record<keyof TopicValues, unknown>>): Problem[] {
+  return TOPIC_FIELDS.flatMap((field) => TOPIC_RULES[field](fields[field]));
 }
 
 /** Rule 5 of api.md "Update a topic": an empty patch is refused. */
 export function topicPatchProblems(body: object): Problem[] {
   if (Object.keys(body).length === 0) {
-    return [{ path: "", message: "body must have at least one of name, description, default_status" }];
+    return [{ path: "", message: `body must have at least one of ${TOPIC_FIELDS.join(", ")}` }];
   }
   return topicFieldProblems(body);
 }
@@ -123,22 +142,19 @@ export function topicPageRequest(query: QueryValues) {
   return idPageRequest("topic", query);
 }
 
-/** What a topic update can change. */
-export interface TopicValues {
-  name: string;
-  description: string | null;
-  default_status: TopicStatus;
+/** A new topic's values: the body's, its name trimmed, and the defaults of those it leaves out. */
+export function newTopicValues(body: NewTopicBody): TopicValues {
+  return { ...NEW_TOPIC_DEFAULTS, ...body, name: body.name.trim() };
 }
 
-/** api.md "Update a topic" rules 1 and 2: omitted fields stay, a null description clears it; names are saved trimmed. */
+/**
+ * api.md "Update a topic" rules 1 and 2: omitted fields stay (a body's JSON has no undefined
+ * field), a null description clears it; names are saved trimmed.
+ */
 export function applyTopicPatch(current: TopicValues, patch: TopicPatch): TopicValues {
-  return {
-    name: patch.name === undefined ? current.name : patch.name.trim(),
-    description: patch.description === undefined ? current.description : patch.description,
-    default_status: patch.default_status ?? current.default_status,
-  };
+  return { ...current, ...patch, name: patch.name?.trim() ?? current.name };
 }
 
 export function sameTopicValues(a: TopicValues, b: TopicValues): boolean {
-  return a.name === b.name && a.description === b.description && a.default_status === b.default_status;
+  return TOPIC_FIELDS.every((field) => a[field] === b[field]);
 }
