@@ -39,7 +39,7 @@ const REFERENCE = [
   "journey_documents",
 ];
 /** Kept on the coordinator only: operators' records, not data a request reads. */
-const COORDINATOR_ONLY = ["schema_migrations", "schema_functions", "identify_dead_letters"];
+const COORDINATOR_ONLY = ["schema_migrations", "schema_functions", "identify_dead_letters", "webhook_endpoints"];
 
 /** The first migration after which the rules hold; every later one must keep them. */
 const FIRST_READY = "008_profile_lifecycle.sql";

@@ -1,6 +1,13 @@
 import type { Sql } from "@cm/db";
 import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
-import type { EventsJobData, ProfileOperationsJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
+import type {
+  EventsJobData,
+  ProfileOperationsJobData,
+  RedisDurabilityMode,
+  TopicFanoutJobData,
+  WebhookDeliveryJobData,
+  WebhookPollJobData,
+} from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -21,6 +28,8 @@ export interface GatewayDeps {
   profileOperationsQueue: Queue<ProfileOperationsJobData>;
   eventsQueue: Queue<EventsJobData>;
   topicFanoutQueue: Queue<TopicFanoutJobData>;
+  /** Shown in the queue dashboard only: the workers queue webhook deliveries. */
+  webhooksQueue: Queue<WebhookDeliveryJobData | WebhookPollJobData>;
   credentials: CredentialCache;
   /** Identifies and the other users-API operations, one identify job per micro-batch. */
   profileOperationBatcher: MicroBatcher<ProfileOperation>;

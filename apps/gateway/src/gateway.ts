@@ -11,6 +11,7 @@ import {
   profileOperationsQueue,
   producerConnection,
   topicFanoutQueue,
+  webhooksQueue,
 } from "@cm/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
@@ -72,8 +73,10 @@ export function gatewayDeps(
   trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
   const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
+  const hooksQueue = webhooksQueue(redis, config.queuePrefix);
+  hooksQueue.on("error", (error) => logger.warn({ err: error.message }, "webhooks queue error"));
 
-  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue]);
+  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue, hooksQueue]);
   const batching = ({ size, maxBytes, waitMs }: MicroBatchSettings): MicroBatcherOptions => ({
     maxBatchSize: size,
     maxBatchBytes: maxBytes,
@@ -88,6 +91,7 @@ export function gatewayDeps(
     profileOperationsQueue: queue,
     eventsQueue: trackQueue,
     topicFanoutQueue: fanoutQueue,
+    webhooksQueue: hooksQueue,
     credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
       lookupsPerSecond: config.unknownTokenLookupsPerSecond,
     }),
@@ -174,7 +178,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all([deps.profileOperationsQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
+      await Promise.all([
+        deps.profileOperationsQueue.close(),
+        deps.eventsQueue.close(),
+        deps.topicFanoutQueue.close(),
+        deps.webhooksQueue.close(),
+      ]);
       redis.disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();

@@ -26,3 +26,8 @@ export * from "./events/event-retention";
 export * from "./events/store-tracked-events";
 
 export * from "./maintenance/retention";
+
+export * from "./webhooks/deliver-webhook";
+export * from "./webhooks/post-webhook";
+export * from "./webhooks/queue-webhook-deliveries";
+export * from "./webhooks/webhook-endpoints";

@@ -15,3 +15,4 @@ export * from "./projects";
 export * from "./retention";
 export * from "./topic-fanout";
 export * from "./topics";
+export * from "./webhooks";

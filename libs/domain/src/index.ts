@@ -31,6 +31,9 @@ export * from "./profiles/profile-state";
 
 export * from "./events/events";
 
+export * from "./webhooks/webhook-endpoints";
+export * from "./webhooks/webhook-signing";
+
 export * from "./requests/batch";
 export * from "./requests/credential-bodies";
 export * from "./requests/operation-requests";
