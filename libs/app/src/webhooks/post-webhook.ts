@@ -53,24 +53,24 @@ export interface WebhookPostSettings {
 export type WebhookAnswer = { status: number } | { error: string };
 
 /**
- * The address the URL's host is reached at: resolved once, here, and connected to as checked, so
- * that a name resolving elsewhere by the time the connection is made (DNS rebinding) changes
- * nothing. The first address allowed, or why none is.
+ * The addresses the URL's host is reached at: resolved once, here, and connected to as checked
+ * (in order, the next when one fails, as Node's happy eyeballs do), so that a name resolving
+ * elsewhere by the time the connection is made (DNS rebinding) changes nothing. Those allowed, or
+ * why none is.
  */
-async function checkedAddress(
+async function checkedAddresses(
   hostname: string,
   allowPrivateNetworks: boolean,
-): Promise<{ address: string; family: number } | string> {
+): Promise<{ address: string; family: number }[] | string> {
   const host = hostname.replace(/^\[(.*)\]$/, "$1");
   const addresses = await lookup(host, { all: true, verbatim: true }).catch(
     (error: NodeJS.ErrnoException) => `cannot resolve ${host} (${error.code ?? error.message})`,
   );
   if (typeof addresses === "string") return addresses;
-  const allowed = addresses.find(({ address }) => allowPrivateNetworks || !isPrivateAddress(address));
-  return (
-    allowed ??
-    `${host} resolves only to private, loopback or link-local addresses (${addresses.map((a) => a.address).join(", ")}); WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them`
-  );
+  const allowed = addresses.filter(({ address }) => allowPrivateNetworks || !isPrivateAddress(address));
+  return allowed.length > 0
+    ? allowed
+    : `${host} resolves only to private, loopback or link-local addresses (${addresses.map((a) => a.address).join(", ")}); WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them`;
 }
 
 /**
@@ -86,11 +86,12 @@ export async function postWebhook(
   settings: WebhookPostSettings,
 ): Promise<WebhookAnswer> {
   const target = new URL(url);
-  const checked = await checkedAddress(target.hostname, settings.allowPrivateNetworks);
+  const checked = await checkedAddresses(target.hostname, settings.allowPrivateNetworks);
   if (typeof checked === "string") return { error: checked };
+  const [first] = checked as [{ address: string; family: number }];
   const pinned: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) callback(null, [checked]);
-    else callback(null, checked.address, checked.family);
+    if (options.all) callback(null, checked);
+    else callback(null, first.address, first.family);
   };
   return new Promise<WebhookAnswer>((resolve) => {
     const send = target.protocol === "https:" ? httpsRequest : httpRequest;
