@@ -155,9 +155,9 @@ async function main(): Promise<void> {
   const journeys = demo.journeys.map((journey) => `${journey.id} "${journey.name}" (${journey.status})`).join(", ");
   const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : adminTokenValue;
   const exported = [`AUTH_TOKEN=${demo.auth_token}`, `API_KEY=${demo.api_key}`];
-  if (!adminTokenGiven) exported.push(`ADMIN_TOKEN=${adminTokenValue}`);
   // For `npm run ctl -- webhook …` in that shell: the file's name, not the key.
   if (!webhookKeyGiven) exported.push(`WEBHOOK_SECRET_KEY_FILE=${process.env.WEBHOOK_SECRET_KEY_FILE}`);
+  if (!adminTokenGiven) exported.push(`ADMIN_TOKEN=${adminTokenValue}`);
   console.log(`
 The service is running at ${url}/api/v2   (Ctrl-C stops it; its logs: ${folder.logFile})
 
