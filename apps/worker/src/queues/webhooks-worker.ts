@@ -13,7 +13,7 @@ import {
 import type { Job } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { deliverToWebhook, queueWebhookDeliveries, type ReadFeedPage, type WebhookDelivery } from "@cm/app";
+import { deliverToWebhook, queueWebhookDeliveries, type WebhookDelivery } from "@cm/app";
 import type { WorkerMetrics } from "../metrics";
 import type { CreateQueueWorker } from "./create-queue-worker";
 import { forKnownKind } from "./known-kind";
@@ -38,7 +38,6 @@ export async function webhooksWorker(
   connection: Redis,
   logger: Logger,
   metrics: WorkerMetrics,
-  readFeedPage: ReadFeedPage,
   onLeftAlone: (kind: unknown, v: unknown) => void,
 ): Promise<WebhooksWorker> {
   const sql: Sql = connect(config.databaseUrl, { max: 2, applicationName: "cm-worker-webhooks" });
@@ -49,7 +48,7 @@ export async function webhooksWorker(
       logger.warn({ endpoints: waiting }, "WEBHOOK_SECRET_KEY is not set: no webhook endpoint is delivered to");
     return { close: () => sql.end({ timeout: 5 }) };
   }
-  const deps = { sql, secretKey: Buffer.from(secretKey, "base64"), readFeedPage };
+  const deps = { sql, secretKey: Buffer.from(secretKey, "base64") };
   const queue = webhooksQueue(connection, config.queuePrefix);
   const logError = logThrottle(10);
   queue.on("error", (error) =>

@@ -1,26 +1,38 @@
 import { createHash } from "node:crypto";
-import { advanceWebhookCursor, recordWebhookFailure, webhookEndpointToDeliver, type Sql } from "@cm/db";
+import {
+  advanceWebhookCursor,
+  readChanges,
+  recordWebhookFailure,
+  webhookEndpointToDeliver,
+  type ChangePosition,
+  type Sql,
+  type StoredChange,
+} from "@cm/db";
 import { openSecret, webhookSignature } from "@cm/domain";
 import { postWebhook, type WebhookPostSettings } from "./post-webhook";
 
-/** A page of a project's changes as the feed serves it. */
-export interface FeedPage {
-  changes: { applied_at: string }[];
-  next: string;
-}
-
-export type ReadFeedPage = (
+/** A page of the project's changes after `after`, as the feed serves it. */
+async function feedPage(
   sql: Sql,
   projectId: number,
   after: string | null,
-  options: { types: string[] | null; limit: number },
-) => Promise<FeedPage>;
+  types: string[] | null,
+  limit: number,
+): Promise<{ changes: StoredChange[]; next: string | null }> {
+  const read = await readChanges(
+    sql,
+    projectId,
+    after === null ? null : (JSON.parse(after) as ChangePosition),
+    limit,
+    types,
+  );
+  return { changes: read.changes, next: read.last === null ? after : JSON.stringify(read.last) };
+}
 
 export interface WebhookDeliveryDeps {
   sql: Sql;
   /** WEBHOOK_SECRET_KEY's bytes: the endpoints' signing secrets are sealed under it. */
   secretKey: Buffer;
-  readFeedPage: ReadFeedPage;
 }
 
 export interface WebhookDeliverySettings extends WebhookPostSettings {
@@ -78,13 +90,18 @@ export async function deliverToWebhook(
   let batches = 0;
   let changes = 0;
   for (;;) {
-    const page = await deps.readFeedPage(deps.sql, endpoint.projectId, cursor, {
-      types: endpoint.types,
-      limit: settings.batchSize,
-    });
+    const page = await feedPage(deps.sql, endpoint.projectId, cursor, endpoint.types, settings.batchSize);
     const first = page.changes[0];
-    if (first === undefined) return { state: "delivered", batches, changes, lagSeconds: 0 };
-    const lagSeconds = Math.max(0, (Date.now() - Date.parse(first.applied_at)) / 1000);
+    if (first === undefined || page.next === null) {
+      // Changes read but none served (their events erased since): the cursor moves past them all the same.
+      const next = page.next;
+      if (next !== null && next !== cursor && (await advanceWebhookCursor(deps.sql, endpoint.id, cursor, next))) {
+        cursor = next;
+        continue;
+      }
+      return { state: "delivered", batches, changes, lagSeconds: 0 };
+    }
+    const lagSeconds = Math.max(0, (Date.now() - first.appliedAt.getTime()) / 1000);
     const body = JSON.stringify(page);
     const id = messageId(endpoint.id, cursor, page.next);
     const timestampS = Math.floor(Date.now() / 1000);
