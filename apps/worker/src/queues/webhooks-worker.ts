@@ -10,7 +10,7 @@ import {
   type WebhookDeliveryJobData,
   type WebhookPollJobData,
 } from "@cm/queue";
-import type { Job } from "bullmq";
+import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { deliverToWebhook, queueWebhookDeliveries, type WebhookDelivery } from "@cm/app";
@@ -93,13 +93,13 @@ export async function webhooksWorker(
     WEBHOOK_DELIVERY_KIND,
     false,
     async (job: Job<WebhookDeliveryJobData>) => {
-      const delivery = await deliverToWebhook(deps, settings, job.data.endpointId);
+      const delivery = await deliverToWebhook(deps, settings, job.data.endpointId, () => worker.closing !== undefined);
       counted(job.data.endpointId, delivery);
       return delivery;
     },
     onLeftAlone,
   );
-  const worker = createQueueWorker<WebhookDeliveryJobData | WebhookPollJobData, unknown>(
+  const worker: Worker<WebhookDeliveryJobData | WebhookPollJobData> = createQueueWorker(
     WEBHOOKS_QUEUE,
     (job, token) =>
       job.name === WEBHOOK_POLL_JOB

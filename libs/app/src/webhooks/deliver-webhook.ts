@@ -74,12 +74,14 @@ const failureText = (status: number) =>
  * Delivers what an endpoint has waiting, a batch at a time in the feed's order: each batch is
  * read from the feed after the endpoint's cursor, exactly as the feed serves it, POSTed signed,
  * and the cursor moved past it only once the endpoint answered 2xx. A failed batch is tried again
- * later, the same changes first (docs/webhooks.md).
+ * later, the same changes first (docs/webhooks.md). `stopping`, asked between batches: whether the
+ * worker is closing (the next poll's job goes on from the cursor).
  */
 export async function deliverToWebhook(
   deps: WebhookDeliveryDeps,
   settings: WebhookDeliverySettings,
   endpointId: string,
+  stopping: () => boolean = () => false,
 ): Promise<WebhookDelivery> {
   const endpoint = await webhookEndpointToDeliver(deps.sql, endpointId);
   if (endpoint === null) return { state: "not_due" };
@@ -125,7 +127,7 @@ export async function deliverToWebhook(
       batches += 1;
       changes += page.changes.length;
       if (page.changes.length < settings.batchSize) return { state: "delivered", batches, changes, lagSeconds: 0 };
-      if (batches >= BATCHES_PER_JOB) return { state: "delivered", batches, changes, lagSeconds };
+      if (batches >= BATCHES_PER_JOB || stopping()) return { state: "delivered", batches, changes, lagSeconds };
       continue;
     }
     const error = "status" in answer ? failureText(answer.status) : answer.error;
