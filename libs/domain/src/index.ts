@@ -31,6 +31,8 @@ export * from "./profiles/profile-state";
 
 export * from "./events/events";
 
+export * from "./changes/change-feed";
+
 export * from "./requests/batch";
 export * from "./requests/credential-bodies";
 export * from "./requests/operation-requests";
