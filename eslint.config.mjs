@@ -16,6 +16,7 @@ const DOMAIN_LAYERS = [
   "journeys",
   "profiles",
   "events",
+  "changes",
   "webhooks",
   "requests",
   "resources",

@@ -58,6 +58,10 @@ describe("ctl webhook", () => {
   it("refuses a URL that is not http(s), a project that does not exist, and any secret without WEBHOOK_SECRET_KEY", async () => {
     const bad = await runCtl(env, ["webhook", "create", "--project", projectId, "--url", "ftp://example.com/"]);
     expect(bad).toMatchObject({ code: 2, stderr: "error: url must be an http or https URL\n" });
+    const typo = ["--url", "https://example.com/", "--types", "unsubscribed,unsubscribe"];
+    const unknown = await runCtl(env, ["webhook", "create", "--project", projectId, ...typo]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^error: unknown change type "unsubscribe" \(known: profile\.created, /);
     const none = await runCtl(env, ["webhook", "create", "--project", "999999", "--url", "https://example.com/"]);
     expect(none).toMatchObject({ code: 1, stderr: "error: project 999999 does not exist\n" });
     const keyless = { ...env, WEBHOOK_SECRET_KEY: "" };
@@ -88,7 +92,7 @@ describe("ctl webhook", () => {
     const notParked = await runCtl(env, ["webhook", "replay", "--id", id]);
     expect(notParked).toMatchObject({ code: 1, stderr: `error: no parked webhook endpoint ${id}\n` });
     const failure = { error: "answered 500", retryBaseDelayMs: 1000, retryMaxDelayMs: 1000, parkAfterS: 0 };
-    expect(await recordWebhookFailure(db.sql, id, null, failure)).toEqual({ state: "parked" });
+    expect(await recordWebhookFailure(db.sql, id, created.webhook.cursor, failure)).toEqual({ state: "parked" });
     const parked = (await ctlJson(["webhook", "list", "--project", projectId])).webhooks.find(
       (webhook: { id: string }) => webhook.id === id,
     );

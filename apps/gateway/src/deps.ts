@@ -12,6 +12,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
+import type { ChangeWaits } from "./change-waits";
 import type { BodyBudget } from "./body/body-budget";
 import type { IdempotentReplies } from "./idempotent-replies";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
@@ -53,6 +54,8 @@ export interface GatewayDeps {
   adminQueuesWritable: boolean;
   /** Whether readiness also requires a Redis that cannot lose accepted identifies. */
   redisDurability: RedisDurabilityMode;
+  /** The change feed's long-polling readers, woken by the gateway's LISTEN connection. */
+  changeWaits: ChangeWaits;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }

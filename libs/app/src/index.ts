@@ -22,6 +22,8 @@ export * from "./profiles/profile-keys";
 export * from "./profiles/profile-resource";
 export * from "./profiles/read-profile";
 
+export * from "./changes/read-change-feed";
+
 export * from "./events/event-retention";
 export * from "./events/store-tracked-events";
 

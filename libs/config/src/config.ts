@@ -76,6 +76,11 @@ export interface Config {
   hiddenProfileRetentionDays: number & tags.Minimum<0>;
   /** Two events of a user with the same name and data (or check_id) received this close are one (0: off). */
   eventDedupWindowS: number & tags.Type<"uint32"> & tags.Maximum<86400>;
+  /**
+   * Change feed changes are kept this many days after they were applied (docs/changes.md,
+   * "Retention"); a reader's cursor from before what was removed is refused (410).
+   */
+  changeRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
   /** Events are kept this many days after they happened; then their day's partition is dropped. */
   eventRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
   /** Identify jobs one worker process applies at once. */
@@ -218,6 +223,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
     eventDedupWindowS: numberOr(env.EVENT_DEDUP_WINDOW_S, 300),
     eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),
+    changeRetentionDays: numberOr(env.CHANGE_RETENTION_DAYS, 7),
     workerConcurrency: numberOr(env.WORKER_CONCURRENCY, 4),
     workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
     jobRetryBaseDelayMs: numberOr(env.JOB_RETRY_BASE_DELAY_MS, 500),

@@ -58,3 +58,8 @@ CREATE TRIGGER profiles_changes_of_updates AFTER UPDATE ON profiles
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION changes_of_profiles();
 CREATE TRIGGER events_changes AFTER INSERT ON events
   REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION changes_of_events();
+
+-- The feed's read needs a permission of its own (changes:read), which a key may hold.
+ALTER TABLE credentials DROP CONSTRAINT credentials_permissions_check;
+ALTER TABLE credentials ADD CONSTRAINT credentials_permissions_check
+  CHECK (permissions <@ ARRAY['campaign:read', 'campaign:write', 'profile:read', 'changes:read']);

@@ -12,7 +12,8 @@ CREATE TABLE webhook_endpoints (
   secret_sealed              bytea NOT NULL,
   previous_secret_sealed     bytea,
   previous_secret_expires_at timestamptz,
-  -- The feed's cursor after which the next batch starts; null: the first change the feed keeps.
+  -- The feed's cursor after which the next batch starts (a new endpoint's: the feed's end then);
+  -- null: from the oldest change the feed keeps.
   cursor                     text,
   state                      text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'parked', 'revoked')),
   -- The failures of the batch now being tried: since when, how many, the last one in words.

@@ -1,18 +1,10 @@
-import type { Db } from "./connect";
-
-/**
- * Where a change is in its project's feed: the transaction that made it (an xid8, as decimal
- * text) and its number (a bigint, as decimal text). Positions are compared as (xid, seq).
- */
-export interface ChangePosition {
-  xid: string;
-  seq: string;
-}
+import { laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
+import type { Db, Sql } from "./connect";
 
 /** A change as the feed serves it (migration 022, docs/changes.md). */
 export interface StoredChange {
   position: ChangePosition;
-  type: string;
+  type: ChangeType;
   userId: string | null;
   appliedAt: Date;
   change: Record<string, unknown>;
@@ -20,47 +12,69 @@ export interface StoredChange {
 
 export interface ChangesRead {
   changes: StoredChange[];
-  /** The position of the last change read, served or not (an event's change whose event is gone is not). */
-  last: ChangePosition | null;
+  /** Where to read on: past every change this read went through, served or not. */
+  next: ChangePosition;
+  /** Whether it went through every change readable now: nothing follows `next` until more is applied. */
+  caughtUp: boolean;
   /** Retention removed every change of the project up to here (change_trims); null when it never removed one. */
   trimmedThrough: ChangePosition | null;
 }
 
 interface ChangesReadRow {
   changes: (Omit<StoredChange, "appliedAt"> & { appliedAt: string })[] | null;
-  last: ChangePosition | null;
+  matched: number;
+  scanned: number;
+  last_matched: ChangePosition | null;
+  last_scanned: ChangePosition | null;
+  horizon: string;
   trimmed: ChangePosition | null;
 }
+
+/**
+ * Changes a read with a `types` filter goes through at most: a type that is rare costs a read no
+ * more than this, and the reader's next cursor moves past them all the same.
+ */
+const FILTERED_SCAN_ROWS = 10_000;
 
 /**
  * The project's changes after `after` (from its first when null), at most `limit`, in position
  * order, of `types` only when given; and, read in the same snapshot, how far retention trimmed
  * the project's changes (a cursor before it has lost changes: the caller refuses it).
  *
- * Only changes of transactions older than every transaction still running are read
- * (pg_snapshot_xmin): a change that is not visible yet belongs to a transaction that is still
- * running or starts later, whose position is at least that horizon (profiles.change_xid never
- * moves a change before its own transaction), so it comes after everything read here, and a
- * reader resuming from the last position it got misses nothing (docs/changes.md, "Why nothing is
- * skipped"). An event's change is rendered from its event's row, so that the erasure of the event
- * takes it out of the feed; the user's id is its profile's.
+ * Only changes of transactions older than every transaction still running are read (below the
+ * horizon, pg_snapshot_xmin): a change that is not visible yet belongs to a transaction that is
+ * still running or starts later, whose position is at least that horizon (profiles.change_xid
+ * never moves a change before its own transaction), so it comes after everything read here, and
+ * a reader resuming from `next` misses nothing (docs/changes.md, "Why nothing is skipped"). So
+ * when the read went through every change below the horizon, `next` is the horizon itself: a
+ * reader filtering a rare type does not go through the same changes again.
+ *
+ * An event's change is rendered from its event's row, so that the erasure of the event takes it
+ * out of the feed, and so does its profile's erasure stamped at or after it, from the commit of
+ * that erasure on, before the job erases the event itself (docs/changes.md, "Erasure"); the
+ * user's id is its profile's.
  */
 export async function readChanges(
   sql: Db,
   projectId: number,
   after: ChangePosition | null,
   limit: number,
-  types: readonly string[] | null,
+  types: readonly ChangeType[] | null,
 ): Promise<ChangesRead> {
   const from = after ?? { xid: "0", seq: "0" };
+  const scan = types === null ? limit : Math.max(limit, FILTERED_SCAN_ROWS);
   const [row] = await sql<ChangesReadRow[]>`
-    WITH page AS (
+    WITH scanned AS (
       SELECT c.* FROM changes AS c
        WHERE c.project_id = ${projectId}
          AND (c.pos_xid, c.seq) > (${from.xid}::xid8, ${from.seq}::bigint)
          AND c.pos_xid < pg_snapshot_xmin(pg_current_snapshot())
-         ${types === null ? sql`` : sql`AND c.type = ANY(${types as string[]}::text[])`}
        ORDER BY c.pos_xid, c.seq
+       LIMIT ${scan}
+    ), page AS (
+      SELECT * FROM scanned
+       ${types === null ? sql`` : sql`WHERE type = ANY(${types as string[]}::text[])`}
+       ORDER BY pos_xid, seq
        LIMIT ${limit}
     ), rendered AS (
       SELECT p.pos_xid, p.seq,
@@ -73,7 +87,10 @@ export async function readChanges(
                                                                      'source', e.source, 'created_at', e.created_at,
                                                                      'received_at', e.received_at)
                                               ELSE p.change::json END) AS change,
-             p.type <> 'event.stored' OR e.id IS NOT NULL AS served
+             p.type <> 'event.stored'
+               OR (e.id IS NOT NULL
+                   AND (u.deleted_t IS NULL OR e.created_at > timestamptz 'epoch' + u.deleted_t * interval '1 millisecond'))
+               AS served
         FROM page AS p
         LEFT JOIN events AS e
           ON p.type = 'event.stored' AND e.project_id = p.project_id AND e.user_key = p.user_key
@@ -81,22 +98,44 @@ export async function readChanges(
         LEFT JOIN profiles AS u ON p.type = 'event.stored' AND u.project_id = p.project_id AND u.key = p.user_key
     )
     SELECT (SELECT json_agg(change ORDER BY pos_xid, seq) FILTER (WHERE served) FROM rendered) AS changes,
-           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM rendered
-             ORDER BY pos_xid DESC, seq DESC LIMIT 1) AS last,
+           (SELECT count(*)::integer FROM page) AS matched,
+           (SELECT count(*)::integer FROM scanned) AS scanned,
+           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM page
+             ORDER BY pos_xid DESC, seq DESC LIMIT 1) AS last_matched,
+           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM scanned
+             ORDER BY pos_xid DESC, seq DESC LIMIT 1) AS last_scanned,
+           pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,
            (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM change_trims
              WHERE project_id = ${projectId}) AS trimmed`;
   const read = row as ChangesReadRow;
-  return {
-    changes: (read.changes ?? []).map((change) => ({ ...change, appliedAt: new Date(change.appliedAt) })),
-    last: read.last,
-    trimmedThrough: read.trimmed,
-  };
+  const changes = (read.changes ?? []).map((change) => ({ ...change, appliedAt: new Date(change.appliedAt) }));
+  const trimmedThrough = read.trimmed;
+  // A full page: what follows its last change is still to read.
+  if (read.matched === limit && read.last_matched !== null) {
+    return { changes, next: read.last_matched, caughtUp: false, trimmedThrough };
+  }
+  // A filter's scan cut short: what follows the last change it went through is still to read.
+  if (read.scanned === scan && read.last_scanned !== null) {
+    return { changes, next: read.last_scanned, caughtUp: false, trimmedThrough };
+  }
+  // Every change below the horizon was gone through: any other has a position at or past it
+  // (the horizon's xid, and a seq of at least 1).
+  return { changes, next: laterPosition(from, { xid: read.horizon, seq: "0" }), caughtUp: true, trimmedThrough };
 }
 
-/** Whether position `a` comes before `b`. */
-export function positionBefore(a: ChangePosition, b: ChangePosition): boolean {
-  const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
-  return ax < bx || (ax === bx && BigInt(a.seq) < BigInt(b.seq));
+/**
+ * Calls `onChange` with the project of each change as it commits: the capture's triggers notify
+ * the channel `changes` with the project's id (libs/db/functions/change_feed.sql). One connection
+ * of its own, kept apart from the pool's and reconnected by the client; returns what stops it.
+ * A notice says a change committed, not that it is readable yet (the read horizon may still be
+ * behind it), so a reader woken reads again until it is.
+ */
+export async function listenForChanges(sql: Sql, onChange: (projectId: number) => void): Promise<() => Promise<void>> {
+  const { unlisten } = await sql.listen("changes", (payload) => {
+    const projectId = Number(payload);
+    if (Number.isSafeInteger(projectId)) onChange(projectId);
+  });
+  return unlisten;
 }
 
 /** Changes removed per statement: one short transaction each. */

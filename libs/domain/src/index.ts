@@ -31,6 +31,8 @@ export * from "./profiles/profile-state";
 
 export * from "./events/events";
 
+export * from "./changes/change-feed";
+
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";
 

@@ -1,33 +1,9 @@
 import { createHash } from "node:crypto";
-import {
-  advanceWebhookCursor,
-  readChanges,
-  recordWebhookFailure,
-  webhookEndpointToDeliver,
-  type ChangePosition,
-  type Sql,
-  type StoredChange,
-} from "@cm/db";
-import { openSecret, webhookSignature } from "@cm/domain";
+import { advanceWebhookCursor, recordWebhookFailure, webhookEndpointToDeliver, type Sql } from "@cm/db";
+import { openSecret, webhookSignature, type ChangeType } from "@cm/domain";
+import { readChangeFeed } from "../changes/read-change-feed";
+import { ChangesTrimmed } from "../errors";
 import { postWebhook, type WebhookPostSettings } from "./post-webhook";
-
-/** A page of the project's changes after `after`, as the feed serves it. */
-async function feedPage(
-  sql: Sql,
-  projectId: number,
-  after: string | null,
-  types: string[] | null,
-  limit: number,
-): Promise<{ changes: StoredChange[]; next: string | null }> {
-  const read = await readChanges(
-    sql,
-    projectId,
-    after === null ? null : (JSON.parse(after) as ChangePosition),
-    limit,
-    types,
-  );
-  return { changes: read.changes, next: read.last === null ? after : JSON.stringify(read.last) };
-}
 
 export interface WebhookDeliveryDeps {
   sql: Sql;
@@ -52,8 +28,8 @@ export type WebhookDelivery =
   | { state: "delivered"; batches: number; changes: number; lagSeconds: number }
   | { state: "failed" | "parked"; batches: number; changes: number; lagSeconds: number; error: string };
 
-/** Batches one job delivers at most: an endpoint with a backlog hands its worker slot to the others in turn. */
-const BATCHES_PER_JOB = 10;
+/** Reads of the feed one job makes at most: an endpoint with a backlog hands its worker slot to the others in turn. */
+const READS_PER_JOB = 10;
 
 /**
  * The message id of a batch (Standard Webhooks' webhook-id): the same for every try of the same
@@ -76,6 +52,9 @@ const failureText = (status: number) =>
  * and the cursor moved past it only once the endpoint answered 2xx. A failed batch is tried again
  * later, the same changes first (docs/webhooks.md). `stopping`, asked between batches: whether the
  * worker is closing (the next poll's job goes on from the cursor).
+ *
+ * The feed is read with the endpoint's cursor as a reader of `GET /api/v2/changes` would
+ * (readChangeFeed): the endpoint gets exactly the changes, and the page, that reader gets.
  */
 export async function deliverToWebhook(
   deps: WebhookDeliveryDeps,
@@ -91,19 +70,34 @@ export async function deliverToWebhook(
   let cursor = endpoint.cursor;
   let batches = 0;
   let changes = 0;
-  for (;;) {
-    const page = await feedPage(deps.sql, endpoint.projectId, cursor, endpoint.types, settings.batchSize);
-    const first = page.changes[0];
-    if (first === undefined || page.next === null) {
-      // Changes read but none served (their events erased since): the cursor moves past them all the same.
-      const next = page.next;
-      if (next !== null && next !== cursor && (await advanceWebhookCursor(deps.sql, endpoint.id, cursor, next))) {
-        cursor = next;
-        continue;
-      }
-      return { state: "delivered", batches, changes, lagSeconds: 0 };
+  let lagSeconds = 0;
+  for (let reads = 0; reads < READS_PER_JOB && !stopping(); reads += 1) {
+    let page;
+    try {
+      page = await readChangeFeed(deps, endpoint.projectId, {
+        after: cursor,
+        limit: settings.batchSize,
+        types: endpoint.types as ChangeType[] | null,
+      });
+    } catch (error) {
+      if (!(error instanceof ChangesTrimmed)) throw error;
+      // Retention removed changes it never took: no later try can deliver them, so it is parked at once.
+      await recordWebhookFailure(deps.sql, endpoint.id, cursor, { error: error.message, ...settings, parkAfterS: 0 });
+      return { state: "parked", batches, changes, lagSeconds, error: error.message };
     }
-    const lagSeconds = Math.max(0, (Date.now() - first.appliedAt.getTime()) / 1000);
+    const first = page.changes[0];
+    if (first === undefined) {
+      // Caught up. A filtered read may have gone through changes of other types only: the cursor
+      // moves past them, so that no read goes through them again. An unfiltered one has nothing
+      // to move past (its cursor would only follow the read horizon, a write at every poll).
+      if (endpoint.types === null || page.next === cursor)
+        return { state: "delivered", batches, changes, lagSeconds: 0 };
+      if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
+        return { state: "delivered", batches, changes, lagSeconds };
+      cursor = page.next;
+      continue;
+    }
+    lagSeconds = Math.max(0, (Date.now() - Date.parse(first.applied_at)) / 1000);
     const body = JSON.stringify(page);
     const id = messageId(endpoint.id, cursor, page.next);
     const timestampS = Math.floor(Date.now() / 1000);
@@ -119,19 +113,17 @@ export async function deliverToWebhook(
       body,
       settings,
     );
-    if ("status" in answer && answer.status >= 200 && answer.status < 300) {
-      // Not moved: another worker took the job over after a stall and delivered from there.
-      if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
-        return { state: "delivered", batches, changes, lagSeconds };
-      cursor = page.next;
-      batches += 1;
-      changes += page.changes.length;
-      if (page.changes.length < settings.batchSize) return { state: "delivered", batches, changes, lagSeconds: 0 };
-      if (batches >= BATCHES_PER_JOB || stopping()) return { state: "delivered", batches, changes, lagSeconds };
-      continue;
+    if (!("status" in answer && answer.status >= 200 && answer.status < 300)) {
+      const error = "status" in answer ? failureText(answer.status) : answer.error;
+      const recorded = await recordWebhookFailure(deps.sql, endpoint.id, cursor, { error, ...settings });
+      return { state: recorded?.state === "parked" ? "parked" : "failed", batches, changes, lagSeconds, error };
     }
-    const error = "status" in answer ? failureText(answer.status) : answer.error;
-    const recorded = await recordWebhookFailure(deps.sql, endpoint.id, cursor, { error, ...settings });
-    return { state: recorded?.state === "parked" ? "parked" : "failed", batches, changes, lagSeconds, error };
+    // Not moved: another worker took the job over after a stall and delivered from there.
+    if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
+      return { state: "delivered", batches, changes, lagSeconds };
+    cursor = page.next;
+    batches += 1;
+    changes += page.changes.length;
   }
+  return { state: "delivered", batches, changes, lagSeconds };
 }

@@ -1,11 +1,19 @@
 import {
+  changeFeedNow,
   insertWebhookEndpoint,
   projectExists,
   rotateWebhookSecret,
   type Sql,
   type WebhookEndpointSummary,
 } from "@cm/db";
-import { InvalidInput, newSigningSecret, sealSecret, webhookUrlProblems } from "@cm/domain";
+import {
+  changeCursor,
+  InvalidInput,
+  newSigningSecret,
+  sealSecret,
+  webhookTypesProblems,
+  webhookUrlProblems,
+} from "@cm/domain";
 import { NotFound } from "../errors";
 
 /** What endpoint management is given: the pool and WEBHOOK_SECRET_KEY's bytes, which secrets are sealed under. */
@@ -23,7 +31,7 @@ export async function createWebhookEndpoint(
   projectId: number,
   input: { url: string; types: string[] | null },
 ): Promise<{ endpoint: WebhookEndpointSummary; secret: string }> {
-  const problems = webhookUrlProblems(input.url);
+  const problems = [...webhookUrlProblems(input.url), ...webhookTypesProblems(input.types)];
   if (problems.length > 0) throw new InvalidInput(problems);
   if (!(await projectExists(deps.sql, projectId))) throw new NotFound(`project ${projectId}`);
   const secret = newSigningSecret();
@@ -32,7 +40,7 @@ export async function createWebhookEndpoint(
     url: input.url,
     types: input.types,
     secretSealed: sealSecret(deps.secretKey, secret),
-    cursor: null,
+    cursor: changeCursor(projectId, await changeFeedNow(deps.sql)),
   });
   return { endpoint, secret };
 }

@@ -1,3 +1,4 @@
+import { CHANGE_TYPES } from "../changes/change-feed";
 import type { Problem } from "../kernel/problems";
 
 /** Longer URLs are refused: an endpoint is an operator's address, not a place for data. */
@@ -26,4 +27,18 @@ export function webhookUrlProblems(text: string): Problem[] {
       message: "url must not hold a user name or password (the signature authenticates us)",
     });
   return problems;
+}
+
+/** What keeps `types` from being an endpoint's change types: each one the feed carries (null: all of them). */
+export function webhookTypesProblems(types: readonly string[] | null): Problem[] {
+  const unknown = (types ?? []).filter((type) => !(CHANGE_TYPES as readonly string[]).includes(type));
+  if (types?.length === 0) return [{ path: "types", message: "types must name at least one change type" }];
+  return unknown.length === 0
+    ? []
+    : [
+        {
+          path: "types",
+          message: `unknown change type ${unknown.map((type) => JSON.stringify(type)).join(", ")} (known: ${CHANGE_TYPES.join(", ")})`,
+        },
+      ];
 }
