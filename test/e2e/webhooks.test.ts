@@ -191,6 +191,38 @@ describe("webhooks", () => {
     expect(taken()).toEqual(await feed(project.id));
   });
 
+  it("send a batch held back by failures without the data of a user erased meanwhile, and the erasure with it", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(500).end());
+    await newEndpoint(project, hook.url);
+    await identify(project, "erased-1", { note: "personal-7f3a" });
+    await sendAccepted(base, project.authToken, "/events/track", {
+      identity: { id: "erased-1" },
+      event_name: "Viewed",
+      data: { note: "personal-7f3a" },
+    });
+    await waitFor("a failed try holding the user's data", async () =>
+      hook.deliveries.some((delivery) => delivery.body.includes("personal-7f3a")) ? true : undefined,
+    );
+    await sendAccepted(base, project.authToken, "/users/delete", { id: "erased-1" });
+    await waitFor("the erasure in the feed", async () =>
+      (await feed(project.id)).some((change) => change.type === "user.erased") ? true : undefined,
+    );
+    hook.answer = ok;
+    const switched = hook.deliveries.length;
+    const taken = () => hook.deliveries.slice(switched).flatMap((delivery) => delivery.changes);
+    await waitFor("the erasure delivered", async () =>
+      taken().some((change) => change.type === "user.erased") ? true : undefined,
+    );
+    expect(
+      hook.deliveries
+        .slice(switched)
+        .map((delivery) => delivery.body)
+        .join("\n"),
+    ).not.toContain("personal-7f3a");
+    expect(taken()).toEqual(await feed(project.id));
+  });
+
   it("go on to other endpoints while one never answers and another answers without end", async () => {
     const project = await newProject();
     const silent = await receiver(() => undefined);
