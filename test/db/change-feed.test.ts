@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createProject, insertTopic, readChanges, trimChanges, type Sql } from "@cm/db";
+import { createProject, insertTopic, readChanges, trimChanges } from "@cm/db";
 import { applyProfileOperations, storeTrackedEvents } from "@cm/app";
 import type { ChangePosition, TrackedEvent } from "@cm/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import { uniqueName } from "../support/env";
 import { waitFor } from "../support/wait";
 import { profileOperations } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
+import { openTransaction } from "../support/transactions";
 
 // The change feed's capture (migration 022, libs/db/functions/change_feed.sql) and its read
 // (libs/db/src/changes.ts) against the real Postgres, through the workers' own use cases.
@@ -162,19 +163,6 @@ describe("capture", () => {
     expect(defaults[0]?.change).toEqual({ topic_id: topic.id, status: "unsubscribed", source: "default" });
   });
 });
-
-/** A transaction driven by hand on a connection of its own: begun, then its xid assigned by a write. */
-async function openTransaction(sql: Sql) {
-  const connection = await sql.reserve();
-  await connection`BEGIN`;
-  return {
-    run: connection,
-    async commit() {
-      await connection`COMMIT`;
-      connection.release();
-    },
-  };
-}
 
 describe("order", () => {
   it("delivers two changes committed in the reverse order of their positions once each, in position order", async () => {

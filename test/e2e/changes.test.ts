@@ -1,7 +1,8 @@
-import { trimChanges, type Sql } from "@cm/db";
+import { trimChanges } from "@cm/db";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
+import { openTransaction } from "../support/transactions";
 import { waitFor } from "../support/wait";
 
 // docs/changes.md: GET /api/v2/changes over HTTP, through the real gateway and worker.
@@ -226,16 +227,3 @@ describe("GET /api/v2/changes", () => {
     expect((await read(project, {}, await project.keyWith(["changes:read"]))).status).toBe(200);
   });
 });
-
-/** A transaction driven by hand on a connection of its own. */
-async function openTransaction(sql: Sql) {
-  const connection = await sql.reserve();
-  await connection`BEGIN`;
-  return {
-    run: connection,
-    async commit() {
-      await connection`COMMIT`;
-      connection.release();
-    },
-  };
-}
