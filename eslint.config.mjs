@@ -9,7 +9,18 @@ import tseslint from "typescript-eslint";
  * itself and the folders before it, so the kernel imports nothing else of the domain and
  * requests and resources sit on top. scripts/check-import-cycles.mjs finds any cycle left.
  */
-const DOMAIN_LAYERS = ["kernel", "access", "topics", "journeys", "profiles", "events", "requests", "resources"];
+const DOMAIN_LAYERS = [
+  "kernel",
+  "access",
+  "topics",
+  "journeys",
+  "profiles",
+  "events",
+  "changes",
+  "webhooks",
+  "requests",
+  "resources",
+];
 
 const domainLayerRules = DOMAIN_LAYERS.map((folder, index) => ({
   files: [`libs/domain/src/${folder}/**/*.ts`],

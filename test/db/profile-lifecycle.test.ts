@@ -223,6 +223,7 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       deadLetterWarnDays: 30,
       hiddenProfileRetentionDays: 30,
       eventRetentionDays: 90,
+      changeRetentionDays: 7,
     });
     expect(await read(p.id, "b")).toMatchObject(expected);
   });

@@ -13,6 +13,7 @@ const KEEP_ALL = {
   deadLetterWarnDays: 30,
   hiddenProfileRetentionDays: 30,
   eventRetentionDays: 90,
+  changeRetentionDays: 7,
 };
 
 let stack: TestStack;
@@ -106,6 +107,21 @@ describe("retention", () => {
       "i:profile-old",
       "i:tombstone-old",
     ]);
+  });
+
+  it("removes change feed changes applied before CHANGE_RETENTION_DAYS, and keeps the later ones", async () => {
+    const { id: project } = stack.project;
+    const change = (key: string, daysAgo: number) => stack.db.sql`
+      INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, applied_at, change)
+      VALUES (${project}, '1'::xid8, nextval('change_seq'), ${key}, 'profile.created', ${key},
+              now() - make_interval(days => ${daysAgo}), '{}')`;
+    await change("i:week-old", 8);
+    await change("i:recent", 6);
+    expect((await applyRetention(stack.db.sql, [], KEEP_ALL)).changes).toBe(1);
+    const left = await stack.db.sql`
+      SELECT user_key FROM changes WHERE project_id = ${project} AND user_key IN ('i:week-old', 'i:recent')`;
+    expect(left.map((r) => r.user_key)).toEqual(["i:recent"]);
+    expect(await stack.db.sql`SELECT 1 FROM change_trims WHERE project_id = ${project}`).toHaveLength(1);
   });
 
   it("runs by itself on the workers' schedule", async () => {

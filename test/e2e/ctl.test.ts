@@ -44,7 +44,10 @@ describe("ctl", () => {
     });
     const stored =
       await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
-    expect(stored.map((row) => row.permissions)).toEqual([[], ["campaign:read", "campaign:write", "profile:read"]]);
+    expect(stored.map((row) => row.permissions)).toEqual([
+      [],
+      ["campaign:read", "campaign:write", "profile:read", "changes:read"],
+    ]);
     const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
     for (const token of [created.auth_token, created.api_key]) {
       const secret = parseToken(token)?.secret as string;
@@ -65,6 +68,9 @@ describe("ctl", () => {
     expect(await ctlJson(["key", "create", "--project", String(project.id), "--permissions", ""])).toMatchObject({
       permissions: [],
     });
+    expect(
+      await ctlJson(["key", "create", "--project", String(project.id), "--permissions", "changes:read"]),
+    ).toMatchObject({ permissions: ["changes:read"] });
   });
 
   it("key list, rotate and revoke: listed without secrets, the old key working through its grace, a revoked one at once stopped", async () => {
@@ -83,7 +89,7 @@ describe("ctl", () => {
     expect(await findCredential(db.sql, first)).toMatchObject({ projectId: project.id });
     expect(await findCredential(db.sql, rotated.api_key)).toMatchObject({
       projectId: project.id,
-      permissions: ["campaign:read", "campaign:write", "profile:read"],
+      permissions: ["campaign:read", "campaign:write", "profile:read", "changes:read"],
     });
 
     const listed = await ctlJson(["key", "list", "--project", String(project.id)]);

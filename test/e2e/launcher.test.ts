@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "@cm/config";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
 import { startChild, type ChildService } from "../support/processes";
@@ -110,6 +111,11 @@ describe("npm start (the launcher)", () => {
       expect(authToken).toBe(/auth_token[^:]*: (cmt_\S+)/.exec(output)?.[1]);
       expect(apiKey).toBe(/api_key[^:]*: (cmk_\S+)/.exec(output)?.[1]);
       expect(adminToken).toBe(/ADMIN_TOKEN: (\S+)/.exec(output)?.[1]);
+      // Webhooks' signing secrets are sealed under a key it made and keeps, its owner's only.
+      const webhookKeyFile = exported.values.WEBHOOK_SECRET_KEY_FILE as string;
+      expect(webhookKeyFile).toBe(join(dataDir, "webhook-secret.key"));
+      expect(statSync(webhookKeyFile).mode & 0o777).toBe(0o600);
+      expect(loadConfig({ WEBHOOK_SECRET_KEY_FILE: webhookKeyFile }).webhooks.secretKey).toBeDefined();
       // The services' log lines go to the file it names, not among what it prints.
       expect(output).not.toMatch(/"level":/);
       expect(output).toContain(join(dataDir, "services.log"));

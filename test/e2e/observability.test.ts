@@ -139,6 +139,6 @@ describe("queue dashboard /admin/queues", () => {
       JSON.parse(api.body)
         .queues.map((q: { name: string }) => q.name)
         .sort(),
-    ).toEqual(["events", "identify", "topic-fanout"]);
+    ).toEqual(["events", "identify", "topic-fanout", "webhooks"]);
   });
 });

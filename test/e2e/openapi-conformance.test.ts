@@ -243,6 +243,15 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect((await call("GET", `/api/v2/journeys/${id}`, { key: "nope" })).status).toBe(401);
   });
 
+  it("the change feed", async () => {
+    expect((await call("GET", "/api/v2/changes?limit=10")).status).toBe(200);
+    const { body } = await call("GET", "/api/v2/changes?types=profile.created,user.erased");
+    expect((await call("GET", `/api/v2/changes?after=${body.next as string}&wait=1`)).status).toBe(200);
+    expect((await call("GET", "/api/v2/changes?after=nonsense")).status).toBe(400);
+    expect((await call("GET", "/api/v2/changes?types=bogus")).status).toBe(400);
+    expect((await call("GET", "/api/v2/changes", { key: "nope" })).status).toBe(401);
+  });
+
   it("exercised every documented operation's success answer", () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {

@@ -130,7 +130,7 @@ describe("GET /api/v2/users/:id", () => {
     expect(again.data).toEqual({ plan: "team" });
   });
 
-  it("keeps no address of a user known by email alone once deleted: its row, tombstone, links and events hold keyed hashes", async () => {
+  it("keeps no address of a user known by email alone once deleted: its row, tombstone, links and events hold keyed hashes, the feed only its erasure notices", async () => {
     const send = (path: string, body: unknown) =>
       fetch(`${base}/api/v2${path}?auth_token=${stack.project.authToken}`, {
         method: "POST",
@@ -162,14 +162,21 @@ describe("GET /api/v2/users/:id", () => {
     const sql = stack.db.sql;
     const tables = await sql<{ name: string }[]>`
       SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables WHERE schemaname = 'public'`;
+    // The change feed's erasure notices name the ids erased, so that every copy downstream can be
+    // erased too: they are the only rows left holding the address, until CHANGE_RETENTION_DAYS.
     const holding: string[] = [];
     for (const { name } of tables) {
+      const notices = name === "public.changes" ? "AND whole_row.type <> 'user.erased'" : "";
       const [row] = await sql.unsafe<{ n: number }[]>(
-        `SELECT count(*)::integer AS n FROM ${name} AS whole_row WHERE whole_row::text LIKE '%forget-me%'`,
+        `SELECT count(*)::integer AS n FROM ${name} AS whole_row WHERE whole_row::text LIKE '%forget-me%' ${notices}`,
       );
       if ((row?.n ?? 0) > 0) holding.push(`${name}: ${row?.n} rows`);
     }
     expect(holding).toEqual([]);
+    expect(
+      await sql`SELECT user_id, change FROM changes WHERE project_id = ${stack.project.id} AND type = 'user.erased' AND user_id LIKE 'forget-me%'
+                 ORDER BY user_id`,
+    ).toEqual([email, renamed].sort().map((user_id) => ({ user_id, change: {} })));
     const [oldKey, newKey] = [
       await storedKeyOf(sql, stack.project.id, email),
       await storedKeyOf(sql, stack.project.id, renamed),

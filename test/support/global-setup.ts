@@ -9,6 +9,7 @@ import { chromiumPresent, CHROMIUM } from "./chromium";
 const SECRET_PATTERNS: [string, RegExp][] = [
   ["an auth token or API key", /cm[tk]_\d+_[A-Za-z0-9_-]{20,}/],
   ["an email address", /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/],
+  ["a webhook signing secret", /whsec_[A-Za-z0-9+/]{20,}/],
 ];
 
 declare module "vitest" {
@@ -45,7 +46,7 @@ export default function setup(project: TestProject) {
       process.exitCode = 1;
       return;
     }
-    console.log(`log scan: ${lines} log lines from ${files.length} files, no token, key or email`);
+    console.log(`log scan: ${lines} log lines from ${files.length} files, no token, key, secret or email`);
     rmSync(logDir, { recursive: true, force: true });
   };
 }

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { KeptDemoCredentials } from "./commands/demo";
 
@@ -10,7 +10,8 @@ export interface LauncherStart extends KeptDemoCredentials {
 
 /**
  * The launcher's folder (git-ignored `.data/` at the repository root, or CM_DATA_DIR): its
- * state file, readable by its owner only since it holds credentials, and the services' log.
+ * state file, readable by its owner only since it holds credentials, the services' log, and the
+ * key webhooks' signing secrets are sealed under.
  */
 export class LauncherFolder {
   readonly logFile: string;
@@ -37,6 +38,16 @@ export class LauncherFolder {
 
   lastStart(databaseUrl: string): LauncherStart | null {
     return this.readAll()[LauncherFolder.database(databaseUrl)] ?? null;
+  }
+
+  /**
+   * The file of this folder's WEBHOOK_SECRET_KEY (32 random bytes in base64, its owner's only),
+   * made at the first start: the secrets sealed under it open at every later one.
+   */
+  webhookSecretKeyFile(): string {
+    const file = join(this.path, "webhook-secret.key");
+    if (!existsSync(file)) writeFileSync(file, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
+    return file;
   }
 
   keepStart(databaseUrl: string, start: LauncherStart): void {

@@ -97,6 +97,9 @@ async function main(): Promise<void> {
   const folder = new LauncherFolder(process.env.CM_DATA_DIR ?? join(ROOT, ".data"));
   // The servers started here run out of the terminal's process group: closing it must stop them too.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));
+  // Webhooks' signing secrets are sealed under a key: a try-out without one gets its own, kept here.
+  const webhookKeyGiven = Boolean(process.env.WEBHOOK_SECRET_KEY || process.env.WEBHOOK_SECRET_KEY_FILE);
+  if (!webhookKeyGiven) process.env.WEBHOOK_SECRET_KEY_FILE = folder.webhookSecretKeyFile();
   const defaults = loadConfig({});
   const postgresDir = join(folder.path, "postgres");
   await defaultOrLocalServer({
@@ -152,6 +155,8 @@ async function main(): Promise<void> {
   const journeys = demo.journeys.map((journey) => `${journey.id} "${journey.name}" (${journey.status})`).join(", ");
   const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : adminTokenValue;
   const exported = [`AUTH_TOKEN=${demo.auth_token}`, `API_KEY=${demo.api_key}`];
+  // For `npm run ctl -- webhook …` in that shell: the file's name, not the key.
+  if (!webhookKeyGiven) exported.push(`WEBHOOK_SECRET_KEY_FILE=${process.env.WEBHOOK_SECRET_KEY_FILE}`);
   if (!adminTokenGiven) exported.push(`ADMIN_TOKEN=${adminTokenValue}`);
   console.log(`
 The service is running at ${url}/api/v2   (Ctrl-C stops it; its logs: ${folder.logFile})

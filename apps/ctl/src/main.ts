@@ -20,6 +20,14 @@ import { migrateCommand } from "./commands/migrate";
 import { createProjectCommand } from "./commands/project";
 import { discardCommand, heldFilter, replayCommand } from "./commands/replay";
 import { createTopicCommand } from "./commands/topic";
+import {
+  createWebhookCommand,
+  listWebhooksCommand,
+  parseWebhookTypes,
+  replayWebhookCommand,
+  revokeWebhookCommand,
+  rotateWebhookSecretCommand,
+} from "./commands/webhook";
 
 const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's lines)
   migrate
@@ -35,6 +43,11 @@ const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's line
   topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
   journey import --project ID FILE
   journey status --id ID --status draft|active|paused|archived|cancelled
+  webhook create --project ID --url URL [--types T1,T2]   (prints its signing secret, this once)
+  webhook list --project ID
+  webhook revoke --id ID
+  webhook rotate-secret --id ID [--grace SECONDS]   (the old secret signs too SECONDS more; default 86400)
+  webhook replay --id ID   (a parked endpoint, from the batch it failed)
   events delete --project ID --user USER_ID [--from TIME] [--to TIME]
   export --project ID [--events] [--output FILE]   (NDJSON on stdout, or in FILE; its summary on stderr)
   import --project ID [FILE|-] [--format F] [--state FILE] [--rejects FILE] [--restart] [column flags]   (ctl import --help)
@@ -56,6 +69,8 @@ const OPTIONS = {
   queue: { type: "string" },
   "error-kind": { type: "string" },
   grace: { type: "string" },
+  url: { type: "string" },
+  types: { type: "string" },
   events: { type: "boolean" },
   output: { type: "string" },
   format: { type: "string" },
@@ -100,7 +115,7 @@ function graceOption(values: { grace?: string | undefined }): number {
   return Number(values.grace);
 }
 
-/** The credential an id names, as the token's middle part shows it. */
+/** The row an `--id` names: a credential's (its token's middle part shows it), a webhook endpoint's. */
 function idOption(values: { id?: string | undefined }): string {
   return String(integerOption(values, "id"));
 }
@@ -161,6 +176,20 @@ async function run(argv: string[]): Promise<unknown> {
         return await importJourneyCommand(sql, integerOption(values, "project"), positionals.slice(2));
       case "journey status":
         return await journeyStatusCommand(sql, integerOption(values, "id"), requireOption(values, "status"));
+      case "webhook create":
+        return await createWebhookCommand(sql, config.webhooks.secretKey, {
+          projectId: integerOption(values, "project"),
+          url: requireOption(values, "url"),
+          types: parseWebhookTypes(values.types),
+        });
+      case "webhook list":
+        return await listWebhooksCommand(sql, integerOption(values, "project"));
+      case "webhook revoke":
+        return await revokeWebhookCommand(sql, idOption(values));
+      case "webhook rotate-secret":
+        return await rotateWebhookSecretCommand(sql, config.webhooks.secretKey, idOption(values), graceOption(values));
+      case "webhook replay":
+        return await replayWebhookCommand(sql, idOption(values));
       case "events delete":
         return await deleteEventsCommand(sql, integerOption(values, "project"), requireOption(values, "user"), {
           ...(values.from === undefined ? {} : { from: values.from }),

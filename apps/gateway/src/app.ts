@@ -9,6 +9,7 @@ import { nameRevision } from "./middleware/revision";
 import { securityHeaders } from "./middleware/security-headers";
 import { adminQueues } from "./routes/admin-queues";
 import { batchRoutes } from "./routes/batch";
+import { changeRoutes } from "./routes/changes";
 import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
@@ -49,6 +50,7 @@ export function createApp(deps: GatewayDeps): Koa {
   userRoutes(api, deps);
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
+  changeRoutes(api, deps);
 
   // Any other path under /api/v2 is Vero's, whose 404 is its own (a Magento module reads
   // `message` from every answer). Matched after the API router, whose profile read is

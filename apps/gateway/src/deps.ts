@@ -1,10 +1,18 @@
 import type { Sql } from "@cm/db";
 import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
-import type { EventsJobData, ProfileOperationsJobData, RedisDurabilityMode, TopicFanoutJobData } from "@cm/queue";
+import type {
+  EventsJobData,
+  ProfileOperationsJobData,
+  RedisDurabilityMode,
+  TopicFanoutJobData,
+  WebhookDeliveryJobData,
+  WebhookPollJobData,
+} from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
+import type { ChangeWaits } from "./change-waits";
 import type { BodyBudget } from "./body/body-budget";
 import type { IdempotentReplies } from "./idempotent-replies";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
@@ -54,6 +62,8 @@ export interface Queues {
   profileOperationsQueue: Queue<ProfileOperationsJobData>;
   eventsQueue: Queue<EventsJobData>;
   topicFanoutQueue: Queue<TopicFanoutJobData>;
+  /** Shown in the queue dashboard only: the workers queue webhook deliveries. */
+  webhooksQueue: Queue<WebhookDeliveryJobData | WebhookPollJobData>;
 }
 
 export interface Observability {
@@ -70,6 +80,11 @@ export interface Health {
   readiness: { accepting: boolean };
 }
 
+/** The change feed's long-polling readers, woken by the gateway's LISTEN connection. */
+export interface ChangeFeed {
+  changeWaits: ChangeWaits;
+}
+
 /** The queue dashboard's settings. */
 export interface Dashboard {
   /** Guards the queue dashboard; undefined refuses everyone. */
@@ -79,4 +94,12 @@ export interface Dashboard {
 }
 
 /** Every part, built once at start-up (gateway.ts) or by a test; app.ts hands each router its parts. */
-export type GatewayDeps = Postgres & Access & BodyLimits & Intake & Queues & Observability & Health & Dashboard;
+export type GatewayDeps = Postgres &
+  Access &
+  BodyLimits &
+  Intake &
+  Queues &
+  Observability &
+  Health &
+  ChangeFeed &
+  Dashboard;

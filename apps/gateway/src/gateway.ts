@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Config, MicroBatchSettings } from "@cm/config";
-import { connect, findCredential, type Sql } from "@cm/db";
-import { TokenBucket } from "@cm/domain";
+import { connect, findCredential, listenForChanges, type Sql } from "@cm/db";
+import { CHANGE_WAIT_MAX_S, TokenBucket } from "@cm/domain";
 import {
   addEventBatch,
   addProfileOperationsBatch,
@@ -11,12 +11,14 @@ import {
   profileOperationsQueue,
   producerConnection,
   topicFanoutQueue,
+  webhooksQueue,
 } from "@cm/queue";
 import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
 import { BodyBudget } from "./body/body-budget";
+import { ChangeWaits } from "./change-waits";
 import { answerClientError } from "./client-error";
 import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
@@ -39,6 +41,12 @@ const REDIS_START_WAIT_MS = 5_000;
 const POOL_SIZE = 10;
 /** ...and how many of them one project's operations may hold at once. */
 export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
+
+/**
+ * Change feed readers one gateway holds waiting at once (docs/changes.md, "Long-poll"); past it a
+ * reader is answered at once with what there is.
+ */
+export const MAX_WAITING_READERS = 1_000;
 
 /** Producers queue no command while disconnected, so the start-up check waits for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
@@ -72,8 +80,10 @@ export function gatewayDeps(
   trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
   const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
+  const hooksQueue = webhooksQueue(redis, config.queuePrefix);
+  hooksQueue.on("error", (error) => logger.warn({ err: error.message }, "webhooks queue error"));
 
-  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue]);
+  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue, hooksQueue]);
   const batching = ({ size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings): MicroBatcherOptions => ({
     maxBatchSize: size,
     maxBatchBytes: maxBytes,
@@ -88,6 +98,7 @@ export function gatewayDeps(
     profileOperationsQueue: queue,
     eventsQueue: trackQueue,
     topicFanoutQueue: fanoutQueue,
+    webhooksQueue: hooksQueue,
     credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
       lookupsPerSecond: config.unknownTokenLookupsPerSecond,
     }),
@@ -121,6 +132,11 @@ export function gatewayDeps(
     adminToken: config.adminToken,
     adminQueuesWritable: config.adminQueuesWritable,
     redisDurability: config.redisDurability,
+    // A wait ends a second before the stall timeout would cut the silent connection.
+    changeWaits: new ChangeWaits(
+      MAX_WAITING_READERS,
+      Math.max(0, Math.min(CHANGE_WAIT_MAX_S * 1000, config.httpStallTimeoutMs - 1000)),
+    ),
     readiness: { accepting: true },
   };
 }
@@ -141,6 +157,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const sql = connect(config.databaseUrl, { max: POOL_SIZE, applicationName: "cm-gateway" });
   const credentialSql = connect(config.databaseUrl, { max: 2, applicationName: "cm-gateway-credentials" });
   const deps = gatewayDeps(config, logger, redis, sql, credentialSql);
+  // Without it (Postgres away at start) waiting readers still read again every 250 ms.
+  const unlisten = await listenForChanges(sql, (projectId) => deps.changeWaits.notify(projectId)).catch(
+    (error: unknown) => {
+      logger.warn({ err: (error as Error).message }, "change feed notices unavailable: waiting readers poll");
+      return async () => {};
+    },
+  );
 
   const handle = createApp(deps).callback();
   // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
@@ -168,14 +191,22 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     stopping ??= (async () => {
       deps.readiness.accepting = false;
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
+      // Waiting feed readers are answered now, not when their wait ends.
+      deps.changeWaits.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all([deps.profileOperationsQueue.close(), deps.eventsQueue.close(), deps.topicFanoutQueue.close()]);
+      await Promise.all([
+        deps.profileOperationsQueue.close(),
+        deps.eventsQueue.close(),
+        deps.topicFanoutQueue.close(),
+        deps.webhooksQueue.close(),
+      ]);
       redis.disconnect();
+      await unlisten();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();
     return stopping;

@@ -21,6 +21,20 @@ export class PoolShares {
     }
   }
 
+  /**
+   * `work` with one of the project's connections given back while it runs, for a request held
+   * in `run` that waits on something other than Postgres (a change feed reader waiting for a
+   * change): taken again, in turn, when it ends.
+   */
+  async setAside<T>(projectId: number, work: () => Promise<T>): Promise<T> {
+    this.release(projectId);
+    try {
+      return await work();
+    } finally {
+      await this.take(projectId);
+    }
+  }
+
   private async take(projectId: number): Promise<void> {
     const held = this.held.get(projectId) ?? 0;
     if (held < this.perProject) {

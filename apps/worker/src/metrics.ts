@@ -14,6 +14,11 @@ export interface WorkerMetrics {
   jobsLeftAlone: Counter<"queue">;
   jobRetries: Counter<"queue" | "cause">;
   jobsWaitingOnRetry: Gauge<"cause">;
+  webhookBatchesDelivered: Counter<"endpoint">;
+  webhookChangesDelivered: Counter<"endpoint">;
+  webhookFailures: Counter<"endpoint">;
+  webhookEndpointsParked: Counter<"endpoint">;
+  webhookLagSeconds: Gauge<"endpoint">;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -78,6 +83,36 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: "jobs_waiting_on_retry",
       help: "Jobs this worker put back after a failed try and has not seen applied since, by the cause of their last failure",
       labelNames: ["cause"],
+      registers,
+    }),
+    webhookBatchesDelivered: new Counter({
+      name: "webhook_batches_delivered_total",
+      help: "Batches of changes a webhook endpoint answered 2xx to",
+      labelNames: ["endpoint"],
+      registers,
+    }),
+    webhookChangesDelivered: new Counter({
+      name: "webhook_changes_delivered_total",
+      help: "Changes delivered to a webhook endpoint (in batches it answered 2xx to)",
+      labelNames: ["endpoint"],
+      registers,
+    }),
+    webhookFailures: new Counter({
+      name: "webhook_delivery_failures_total",
+      help: "Tries of a batch that a webhook endpoint did not answer 2xx (an error, a timeout, a redirect, an address refused)",
+      labelNames: ["endpoint"],
+      registers,
+    }),
+    webhookEndpointsParked: new Counter({
+      name: "webhook_endpoints_parked_total",
+      help: "Times a webhook endpoint was parked, its batch having failed for WEBHOOK_PARK_AFTER_S (ctl webhook replay resumes it)",
+      labelNames: ["endpoint"],
+      registers,
+    }),
+    webhookLagSeconds: new Gauge({
+      name: "webhook_lag_seconds",
+      help: "Age of the first change of the last batch tried to a webhook endpoint, 0 once it is caught up",
+      labelNames: ["endpoint"],
       registers,
     }),
     fanoutProfiles: new Counter({

@@ -13,6 +13,7 @@ import {
   MAINTENANCE_QUEUE,
   operationsOf,
   PROFILE_OPERATIONS_READ,
+  WEBHOOKS_QUEUE,
   TOPIC_FANOUT_KIND,
   TOPIC_FANOUT_QUEUE,
   type TopicFanoutJobData,
@@ -28,6 +29,7 @@ import { profileOperationsProcessor } from "./queues/profile-operations-processo
 import { forKnownKind } from "./queues/known-kind";
 import { maintenanceWorker } from "./queues/maintenance-worker";
 import { topicFanoutProcessor } from "./queues/topic-fanout-processor";
+import { webhooksWorker } from "./queues/webhooks-worker";
 
 /** Fan-outs are Postgres-bound; two at once keep one long fan-out from holding up every other topic. */
 const FANOUT_CONCURRENCY = 2;
@@ -127,13 +129,27 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     logger,
     leftAlone(MAINTENANCE_QUEUE),
   );
+  const webhooks = await webhooksWorker(
+    createQueueWorker,
+    config,
+    connection,
+    logger,
+    metrics,
+    leftAlone(WEBHOOKS_QUEUE),
+  );
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       readiness.accepting = false;
-      await Promise.all([profileOperations.close(), events.close(), fanout.close(), maintenance.close()]);
+      await Promise.all([
+        profileOperations.close(),
+        events.close(),
+        fanout.close(),
+        maintenance.close(),
+        webhooks.close(),
+      ]);
       await Promise.all(Object.values(failedJobs).map((queue) => queue.close()));
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();

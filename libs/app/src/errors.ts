@@ -24,3 +24,24 @@ export class DuplicateTopicName extends Error {
 export class QueueUnavailable extends Error {
   readonly kind = "queue_unavailable";
 }
+
+/** A change feed cursor that is not one the project's feed gave (malformed, or another project's). */
+export class InvalidCursor extends Error {
+  readonly kind = "invalid_cursor";
+
+  constructor() {
+    super("after must be a cursor this project's change feed gave (a change's position, or next)");
+  }
+}
+
+/** Retention removed changes that follow the reader's cursor: reading on from it would skip them. */
+export class ChangesTrimmed extends Error {
+  readonly kind = "changes_trimmed";
+
+  constructor() {
+    super(
+      "changes after this cursor were removed by retention (CHANGE_RETENTION_DAYS): the feed can no longer be read " +
+        "from it without a gap; start again without after (from the oldest change kept), after a full resync",
+    );
+  }
+}

@@ -22,7 +22,14 @@ export * from "./profiles/profile-keys";
 export * from "./profiles/profile-resource";
 export * from "./profiles/read-profile";
 
+export * from "./changes/read-change-feed";
+
 export * from "./events/event-retention";
 export * from "./events/store-tracked-events";
 
 export * from "./maintenance/retention";
+
+export * from "./webhooks/deliver-webhook";
+export * from "./webhooks/post-webhook";
+export * from "./webhooks/queue-webhook-deliveries";
+export * from "./webhooks/webhook-endpoints";

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import typia, { tags } from "typia";
 
 export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
@@ -73,6 +74,11 @@ export interface Config {
   hiddenProfileRetentionDays: number & tags.Minimum<0>;
   /** Two events of a user with the same name and data (or check_id) received this close are one (0: off). */
   eventDedupWindowS: number & tags.Type<"uint32"> & tags.Maximum<86400>;
+  /**
+   * Change feed changes are kept this many days after they were applied (docs/changes.md,
+   * "Retention"); a reader's cursor from before what was removed is refused (410).
+   */
+  changeRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
   /** Events are kept this many days after they happened; then their day's partition is dropped. */
   eventRetentionDays: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<3650>;
   /** Jobs of each batch queue (profile operations, events) one worker process applies at once. */
@@ -85,6 +91,33 @@ export interface Config {
    */
   jobRetryBaseDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
   jobRetryMaxDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  /** How the worker delivers changes to webhook endpoints (docs/webhooks.md). */
+  webhooks: WebhookSettings;
+}
+
+/** How webhooks are signed, sent, retried and parked. */
+export interface WebhookSettings {
+  /**
+   * The key (32 bytes, in base64) that endpoints' signing secrets are sealed under in Postgres;
+   * unset, no endpoint can be created and none is delivered to.
+   */
+  secretKey?: string & tags.Pattern<"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$">;
+  /** Whether an endpoint may resolve to a loopback, private or link-local address (tests, a private network). */
+  allowPrivateNetworks: boolean;
+  /** Changes one POST carries at most. */
+  batchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<1000>;
+  /** Endpoints one worker delivers to at once (each endpoint one batch at a time, in order). */
+  concurrency: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<256>;
+  /** A connection not made within this long, or an exchange not over within the second, is a failed try. */
+  connectTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
+  timeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100>;
+  /** A failed batch is tried again after this, doubled at each try up to the maximum. */
+  retryBaseDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  retryMaxDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
+  /** An endpoint that has failed one batch for this long is parked: left alone until ctl webhook replay. */
+  parkAfterS: number & tags.Type<"uint32">;
+  /** How often a worker looks for endpoints with changes to deliver. */
+  pollMs: number & tags.Type<"uint32"> & tags.Minimum<10>;
 }
 
 /** A gateway micro-batch is written when it holds `size` items, or `maxBytes` of request bodies, or `waitMs` after its first. */
@@ -141,6 +174,18 @@ function microBatchSettings(env: NodeJS.ProcessEnv, prefix: string) {
   };
 }
 
+/** WEBHOOK_SECRET_KEY, or the content of the file WEBHOOK_SECRET_KEY_FILE names (a mounted secret). */
+function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.WEBHOOK_SECRET_KEY) return env.WEBHOOK_SECRET_KEY;
+  const file = env.WEBHOOK_SECRET_KEY_FILE;
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, "utf8").trim();
+  } catch (error) {
+    throw new ConfigError(`WEBHOOK_SECRET_KEY_FILE cannot be read: ${(error as NodeJS.ErrnoException).code ?? error}`);
+  }
+}
+
 export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const env = withDeprecatedSettingsRead(given);
   const candidate = {
@@ -179,10 +224,23 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     hiddenProfileRetentionDays: numberOr(env.HIDDEN_PROFILE_RETENTION_DAYS, 30),
     eventDedupWindowS: numberOr(env.EVENT_DEDUP_WINDOW_S, 300),
     eventRetentionDays: numberOr(env.EVENT_RETENTION_DAYS, 90),
+    changeRetentionDays: numberOr(env.CHANGE_RETENTION_DAYS, 7),
     workerConcurrency: numberOr(env.WORKER_CONCURRENCY, 4),
     workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
     jobRetryBaseDelayMs: numberOr(env.JOB_RETRY_BASE_DELAY_MS, 500),
     jobRetryMaxDelayMs: numberOr(env.JOB_RETRY_MAX_DELAY_MS, 60_000),
+    webhooks: {
+      secretKey: webhookSecretKey(env),
+      allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true",
+      batchSize: numberOr(env.WEBHOOK_BATCH_SIZE, 100),
+      concurrency: numberOr(env.WEBHOOK_CONCURRENCY, 8),
+      connectTimeoutMs: numberOr(env.WEBHOOK_CONNECT_TIMEOUT_MS, 5_000),
+      timeoutMs: numberOr(env.WEBHOOK_TIMEOUT_MS, 15_000),
+      retryBaseDelayMs: numberOr(env.WEBHOOK_RETRY_BASE_DELAY_MS, 10_000),
+      retryMaxDelayMs: numberOr(env.WEBHOOK_RETRY_MAX_DELAY_MS, 3_600_000),
+      parkAfterS: numberOr(env.WEBHOOK_PARK_AFTER_S, 3 * 86_400),
+      pollMs: numberOr(env.WEBHOOK_POLL_MS, 1_000),
+    },
   };
   const result = validateConfig(candidate);
   if (!result.success) {

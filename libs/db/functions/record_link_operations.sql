@@ -9,10 +9,28 @@
 CREATE OR REPLACE FUNCTION record_link_operations(project integer, lock_id integer, links jsonb, erasures jsonb, keys text[])
 RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO profile_links (project_id, from_key, to_key, t)
-  SELECT project, l."from", l."to", l.t
-    FROM jsonb_to_recordset(links) AS l ("from" text, "to" text, t bigint)
-  ON CONFLICT DO NOTHING;
+  -- A link recorded now is a reidentify the change feed carries (docs/changes.md), named by the ids
+  -- the links hold beside their keys (an older worker's hold none: its links go without a change).
+  WITH added AS (
+    INSERT INTO profile_links (project_id, from_key, to_key, t)
+    SELECT project, l."from", l."to", l.t
+      FROM jsonb_to_recordset(links) AS l ("from" text, "to" text, t bigint)
+    ON CONFLICT DO NOTHING
+    RETURNING from_key, to_key, t
+  )
+  INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, change)
+  SELECT project, pg_current_xact_id(), nextval('change_seq'), to_key, 'user.reidentified', to_id,
+         jsonb_build_object('previous_user_id', from_id)
+    FROM (SELECT DISTINCT ON (a.from_key, a.to_key, a.t) a.from_key, a.to_key, a.t, l.from_id, l.to_id
+            FROM added AS a
+            JOIN jsonb_to_recordset(links) AS l ("from" text, "to" text, t bigint, from_id text, to_id text)
+              ON l."from" = a.from_key AND l."to" = a.to_key AND l.t = a.t
+           WHERE l.to_id IS NOT NULL
+           ORDER BY a.from_key, a.to_key, a.t) AS linked
+   ORDER BY t, from_key;
+  IF FOUND THEN
+    PERFORM pg_notify('changes', project::text);
+  END IF;
   INSERT INTO profile_erasures AS e (project_id, key, t)
   SELECT project, x.key, max(x.t)
     FROM jsonb_to_recordset(erasures) AS x (key text, t bigint)

@@ -70,7 +70,8 @@ export async function listCredentials(sql: Db, projectId: number, kind: Credenti
            expires_at AS "expiresAt"
       FROM credentials
      WHERE project_id = ${projectId} AND kind = ${kind}
-     ORDER BY id`;
+     -- credentials.id: a bare "id" is the text column above, which put key 10 before key 9
+     ORDER BY credentials.id`;
 }
 
 /** Stops a credential at once; false when there is no such credential of that kind, or it stopped already. */

@@ -1,6 +1,7 @@
 export * from "./advisory-locks";
 export * from "./connect";
 export * from "./credentials";
+export * from "./changes";
 export * from "./dead-letters";
 export * from "./errors";
 export * from "./event-partitions";
@@ -15,3 +16,4 @@ export * from "./projects";
 export * from "./retention";
 export * from "./topic-fanout";
 export * from "./topics";
+export * from "./webhooks";

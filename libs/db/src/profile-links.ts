@@ -11,22 +11,32 @@ export interface LinkedComponents {
   erasures: RecordedErasure[];
 }
 
+/** A reidentify's link, with the ids of its two keys as the change feed names them (null: an id Postgres text cannot hold). */
+export interface NewLink extends AliasEdge {
+  fromId: string | null;
+  toId: string | null;
+}
+
 /**
  * Records a job's reidentify links and delete erasures of one project, then, holding the
  * project's PROFILE_LINKS_LOCK, reads the components of `keys`: one statement, in a transaction
  * of its own (libs/db/functions/record_link_operations.sql says why). Jobs doing the same take turns, and
  * each reads what those before it recorded, so an erasure reaches every id linked before it. A
- * link that would make a profile of more than MAX_LINKED_IDS ids fails it.
+ * link that would make a profile of more than MAX_LINKED_IDS ids fails it. Each link recorded
+ * now is a user.reidentified change of the feed (docs/changes.md).
  */
 export async function recordLinkOperations(
   sql: Db,
   projectId: number,
-  links: readonly AliasEdge[],
+  links: readonly NewLink[],
   erasures: readonly RecordedErasure[],
   keys: readonly string[],
 ): Promise<LinkedComponents> {
   const [row] = await sql<{ components: LinkedComponents }[]>`
-    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${jsonParameter(sql, links)},
+    SELECT record_link_operations(${projectId}::integer, ${PROFILE_LINKS_LOCK}::integer, ${jsonParameter(
+      sql,
+      links.map(({ fromId, toId, ...link }) => ({ ...link, from_id: fromId, to_id: toId })),
+    )},
                                   ${jsonParameter(sql, erasures)}, ${keys as string[]}::text[],
                                   ${MAX_LINKED_IDS}::integer) AS components`;
   return (row as { components: LinkedComponents }).components;

@@ -31,6 +31,11 @@ export * from "./profiles/profile-state";
 
 export * from "./events/events";
 
+export * from "./changes/change-feed";
+
+export * from "./webhooks/webhook-endpoints";
+export * from "./webhooks/webhook-signing";
+
 export * from "./requests/batch";
 export * from "./requests/operation-requests";
 

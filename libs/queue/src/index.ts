@@ -6,3 +6,4 @@ export * from "./names";
 export * from "./payloads";
 export * from "./redis-durability";
 export * from "./topic-fanout-queue";
+export * from "./webhook-queue";

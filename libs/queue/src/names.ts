@@ -10,3 +10,7 @@ export const EVENTS_JOB = "track";
 export const TOPIC_FANOUT_JOB = "fan-out";
 /** Scheduled housekeeping, one job per interval, taken by whichever worker is free. */
 export const RETENTION_JOB = "retention";
+/** Deliveries to webhook endpoints, one job per endpoint at a time, and the poll that queues them. */
+export const WEBHOOKS_QUEUE = "webhooks";
+export const WEBHOOK_DELIVERY_JOB = "deliver";
+export const WEBHOOK_POLL_JOB = "poll";

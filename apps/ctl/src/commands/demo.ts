@@ -118,7 +118,12 @@ export interface KeptDemoCredentials {
 /** The kept credential when it still works for the project, else null. */
 async function stillWorking(tx: Transaction, projectId: number, token: string, kind: CredentialKind) {
   const credential = await findCredential(tx, token);
-  return credential !== null && credential.projectId === projectId && credential.kind === kind ? token : null;
+  // A key kept from a release with fewer permissions (before changes:read) is replaced: the demo's has them all.
+  const complete =
+    kind !== "api_key" || PERMISSIONS.every((permission) => credential?.permissions.includes(permission));
+  return credential !== null && credential.projectId === projectId && credential.kind === kind && complete
+    ? token
+    : null;
 }
 
 /**

@@ -60,6 +60,11 @@ export class ApiError extends Error {
     return new ApiError(400, { detail, problems: [{ message: detail }] });
   }
 
+  /** Query parameters a read cannot take (the change feed's: docs/changes.md). */
+  static invalidQuery(problems: ProblemEntry[]): ApiError {
+    return new ApiError(400, { problems, detail: problemText(problems) });
+  }
+
   static unprocessable(problems: ProblemEntry[]): ApiError {
     return new ApiError(422, { problems, detail: problemText(problems) });
   }

@@ -57,6 +57,7 @@ export function adminQueues(deps: Queues & Dashboard): Koa.Middleware {
       new BullMQAdapter(deps.profileOperationsQueue, options),
       new BullMQAdapter(deps.eventsQueue, options),
       new BullMQAdapter(deps.topicFanoutQueue, options),
+      new BullMQAdapter(deps.webhooksQueue, options),
     ],
     serverAdapter: board,
   });

@@ -1,6 +1,7 @@
 import type {
   BatchBody,
   BatchReply,
+  ChangePage,
   EditTagsBody,
   EditUserBody,
   ErrorReply,
@@ -24,7 +25,14 @@ import type {
   UserExport,
   UserRefBody,
 } from "@cm/domain";
-import { JOURNEY_STATUSES, OPERATION_TYPES } from "@cm/domain";
+import {
+  CHANGE_PAGE_DEFAULT,
+  CHANGE_PAGE_MAX,
+  CHANGE_TYPES,
+  CHANGE_WAIT_MAX_S,
+  JOURNEY_STATUSES,
+  OPERATION_TYPES,
+} from "@cm/domain";
 import typia from "typia";
 
 /** Vero's users API takes its credential in the body too, instead of the query string (auth/repeated-credentials.ts). */
@@ -70,6 +78,7 @@ export const schemas = typia.json.schemas<
     UserExport,
     BatchRequest,
     BatchReply,
+    ChangePage,
   ],
   "3.1"
 >();
@@ -98,6 +107,7 @@ const [
   userExport,
   batchBody,
   batchReply,
+  changePage,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -662,5 +672,53 @@ export const ROUTES = {
       "404": error("Unknown journey"),
     },
     ...curl("curl http://localhost:3000/api/v2/journeys/JOURNEY_ID/messages -H 'Authorization: Bearer API_KEY'"),
+  }),
+  readChanges: keyRoute("get", "/changes", "changes:read", {
+    operationId: "readChanges",
+    summary: "Read the project's change feed: its changes in the order they were applied (docs/changes.md)",
+    description:
+      "Profile changes (created, changed fields with their new values, tags, unsubscribe and resubscribe, topic " +
+      "choices, reidentify, erasure) and stored events, each once, in the order they were applied: a reader that " +
+      "passes back `next` (or the `position` of the last change it handled) as `after` misses none and gets none " +
+      "twice. `next` is always given, and may move past changes a `types` filter left out, or past the end with " +
+      "none. With `wait`, the answer comes as soon as there is a change after `after`, or empty after that many " +
+      "seconds. Changes are kept CHANGE_RETENTION_DAYS (7); a cursor from before what was removed answers 410.",
+    parameters: [
+      {
+        name: "after",
+        in: "query",
+        required: false,
+        description: "A cursor this feed gave (`next`, or a change's `position`); absent: from the oldest change kept",
+        schema: { type: "string" },
+      },
+      {
+        name: "limit",
+        in: "query",
+        required: false,
+        schema: { type: "integer", minimum: 1, maximum: CHANGE_PAGE_MAX, default: CHANGE_PAGE_DEFAULT },
+      },
+      {
+        name: "types",
+        in: "query",
+        required: false,
+        description: `Only changes of these types, comma-separated: ${CHANGE_TYPES.join(", ")}`,
+        schema: { type: "string" },
+      },
+      {
+        name: "wait",
+        in: "query",
+        required: false,
+        description: "Seconds to wait for a change when there is none yet (long-poll)",
+        schema: { type: "integer", minimum: 0, maximum: CHANGE_WAIT_MAX_S, default: 0 },
+      },
+    ],
+    responses: {
+      "200": json(changePage, "The changes after `after`, oldest first, and the cursor to read on from"),
+      "400": problems(
+        "A cursor not of this project's feed, a bad limit, types or wait, or a malformed or too old revision header",
+      ),
+      "410": problems("Retention removed changes after this cursor: reading on from it would skip them"),
+    },
+    ...curl("curl 'http://localhost:3000/api/v2/changes?limit=100&wait=10' -H 'Authorization: Bearer API_KEY'"),
   }),
 } satisfies Record<string, Route>;

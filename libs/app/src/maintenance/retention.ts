@@ -1,4 +1,4 @@
-import { deadLettersBefore, pruneHiddenProfiles, type Sql } from "@cm/db";
+import { deadLettersBefore, pruneHiddenProfiles, trimChanges, type Sql } from "@cm/db";
 import type { Queue } from "bullmq";
 import { applyEventRetention } from "../events/event-retention";
 
@@ -8,6 +8,7 @@ export interface RetentionPolicy {
   deadLetterWarnDays: number;
   hiddenProfileRetentionDays: number;
   eventRetentionDays: number;
+  changeRetentionDays: number;
 }
 
 export interface RetentionOutcome {
@@ -18,6 +19,8 @@ export interface RetentionOutcome {
   eventPartitionsMade: number;
   eventPartitionsDropped: number;
   eventKeys: number;
+  /** Change feed changes removed (docs/changes.md, "Retention"). */
+  changes: number;
 }
 
 /** How many of the queue's failed jobs failed before `before`: failed jobs are few (an outage or a bug retries). */
@@ -42,6 +45,7 @@ export async function applyRetention(
   const agedDeadLetters = await deadLettersBefore(sql, new Date(now - policy.deadLetterWarnDays * DAY_MS));
   const hiddenProfiles = await pruneHiddenProfiles(sql, new Date(now - policy.hiddenProfileRetentionDays * DAY_MS));
   const events = await applyEventRetention(sql, policy.eventRetentionDays, now);
+  const changes = await trimChanges(sql, new Date(now - policy.changeRetentionDays * DAY_MS));
   return {
     agedFailedJobs,
     agedDeadLetters,
@@ -49,5 +53,6 @@ export async function applyRetention(
     eventPartitionsMade: events.partitionsMade,
     eventPartitionsDropped: events.partitionsDropped,
     eventKeys: events.eventKeys,
+    changes,
   };
 }

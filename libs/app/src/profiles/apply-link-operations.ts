@@ -1,7 +1,7 @@
 import { eraseDeadLetters, recordLinkOperations, type Sql } from "@cm/db";
 import type { DeleteOperation, LinkOperation, ReidentifyOperation } from "@cm/domain";
 import { deleteErasures } from "./apply-delete";
-import { linkOf, reidentifyErasures } from "./apply-reidentify";
+import { newLinkOf, reidentifyErasures } from "./apply-reidentify";
 import type { Erasure } from "./erase-profiles";
 
 async function applyInProject(sql: Sql, projectId: number, operations: readonly LinkOperation[]): Promise<Erasure[]> {
@@ -13,7 +13,7 @@ async function applyInProject(sql: Sql, projectId: number, operations: readonly 
   const { links, erasures: recorded } = await recordLinkOperations(
     sql,
     projectId,
-    reidentifies.map(linkOf),
+    reidentifies.map(newLinkOf),
     deletes,
     keys,
   );

@@ -1,5 +1,5 @@
-import type { RecordedErasure } from "@cm/db";
-import { aliasGroup, type AliasEdge, type ReidentifyOperation } from "@cm/domain";
+import type { NewLink, RecordedErasure } from "@cm/db";
+import { aliasGroup, unstorableText, type AliasEdge, type ReidentifyOperation } from "@cm/domain";
 import type { Erasure } from "./erase-profiles";
 
 /** The link a reidentify records: from its stamp on, the old id's profile is known by the new one. */
@@ -7,6 +7,13 @@ export const linkOf = (operation: ReidentifyOperation): AliasEdge => ({
   from: operation.key,
   to: operation.newKey,
   t: operation.t,
+});
+
+/** The link with the ids the change feed names it by (an id Postgres text cannot hold goes without). */
+export const newLinkOf = (operation: ReidentifyOperation): NewLink => ({
+  ...linkOf(operation),
+  fromId: unstorableText(operation.id) === null ? operation.id : null,
+  toId: unstorableText(operation.newId) === null ? operation.newId : null,
 });
 
 /**

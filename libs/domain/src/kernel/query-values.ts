@@ -26,7 +26,9 @@ export function queryReader(query: QueryValues, problems: Problem[]) {
   const limit = (fallback: number, max: number): number => {
     const value = text("limit");
     if (value === null) return fallback;
-    if (/^[0-9]{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value);
+    // No more digits than `max` has: a long run of digits is no page size, whatever it reads as.
+    const digits = new RegExp(`^[0-9]{1,${String(max).length}}$`);
+    if (digits.test(value) && Number(value) >= 1 && Number(value) <= max) return Number(value);
     problems.push({ path: "query.limit", message: `limit must be an integer from 1 to ${max}` });
     return fallback;
   };

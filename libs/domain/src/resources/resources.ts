@@ -1,4 +1,5 @@
 import type { tags } from "typia";
+import type { ChangeType } from "../changes/change-feed";
 import type { JourneyStatus } from "../journeys/journey";
 import type { TopicStatus, TopicValues } from "../topics/topic";
 
@@ -126,6 +127,29 @@ export interface UserEventPage {
   data: UserEvent[];
   /** Pass as `cursor` for the next page; null on the last page. */
   next_cursor: string | null;
+}
+
+/** One change of the feed (docs/changes.md). */
+export interface Change {
+  /** Opaque: pass it as `after` to read the changes that follow this one. */
+  position: string;
+  type: ChangeType;
+  /** The user's id as the change names it (a reidentify's: the new id; an erasure's: the erased id). */
+  user_id: string | null;
+  /** When the change was applied (its transaction's time). */
+  applied_at: DateTime;
+  /** What changed; its fields depend on `type` (docs/changes.md, "Types"). */
+  change: Record<string, unknown>;
+}
+
+/** A page of the feed: changes in the order they were applied, and where to read on. */
+export interface ChangePage {
+  changes: Change[];
+  /**
+   * Pass as `after` to read on: past every change this read went through, which may be further
+   * than the last of `changes` (a `types` filter, or nothing new). Never null.
+   */
+  next: string;
 }
 
 /** An operation a worker refused because of its input, kept until an operator replays or discards it. */

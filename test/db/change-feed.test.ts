@@ -1,0 +1,244 @@
+import { randomUUID } from "node:crypto";
+import { createProject, insertTopic, readChanges, trimChanges } from "@cm/db";
+import { applyProfileOperations, storeTrackedEvents } from "@cm/app";
+import { newTopicValues, type ChangePosition, type TrackedEvent } from "@cm/domain";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { uniqueName } from "../support/env";
+import { waitFor } from "../support/wait";
+import { profileOperations } from "../support/profile-operations";
+import { testProfileStores } from "../support/profile-stores";
+import { openTransaction } from "../support/transactions";
+
+// The change feed's capture (migration 022, libs/db/functions/change_feed.sql) and its read
+// (libs/db/src/changes.ts) against the real Postgres, through the workers' own use cases.
+
+let db: TestDatabase;
+let stores: ReturnType<typeof testProfileStores>;
+beforeAll(async () => {
+  db = await createTestDatabase("change_feed");
+  stores = testProfileStores(db.sql, uniqueName("change_feed"));
+});
+afterAll(async () => {
+  await stores.close();
+  await db.drop();
+});
+
+async function newProject() {
+  const { id } = await createProject(db.sql, "feed");
+  return { id, ...profileOperations(id) };
+}
+
+/**
+ * Until every transaction that began before now has ended: the feed reads a change once every
+ * older transaction of the cluster has (other test files share it).
+ */
+async function settled() {
+  const [mine] = await db.sql<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
+  await waitFor("the older transactions to end", async () => {
+    const [now] = await db.sql<{ passed: boolean }[]>`
+      SELECT pg_snapshot_xmin(pg_current_snapshot()) > ${mine?.xid ?? "0"}::xid8 AS passed`;
+    return now?.passed === true ? true : undefined;
+  });
+}
+
+/** Every change of the project from `after` on, read page by page as a consumer would. */
+async function readAll(projectId: number, after: ChangePosition | null = null, limit = 1000) {
+  await settled();
+  const changes = [];
+  let cursor = after;
+  for (;;) {
+    const page = await readChanges(db.sql, projectId, cursor, limit, null);
+    changes.push(...page.changes);
+    cursor = page.next;
+    if (page.caughtUp) return { changes, cursor };
+  }
+}
+
+const shapes = async (projectId: number) =>
+  (await readAll(projectId)).changes.map(({ type, userId, change }) => ({ type, userId, change }));
+
+describe("capture", () => {
+  it("records each profile operation as the feed's change, in the order applied", async () => {
+    const p = await newProject();
+    const topic = await insertTopic(db.sql, p.id, newTopicValues({ name: "News", default_status: "subscribed" }));
+    await applyProfileOperations(stores, [
+      p.identify("ada", 1000, { email: "ada@example.com", data: { plan: "free" } }),
+    ]);
+    await applyProfileOperations(stores, [
+      p.identify("ada", 1001, { email: "ada@example.com", data: { plan: "free" } }),
+    ]);
+    await applyProfileOperations(stores, [p.edit("ada", 1002, { plan: "team", seats: null })]);
+    await applyProfileOperations(stores, [p.tags("ada", 1003, ["vip"], ["gone"])]);
+    await applyProfileOperations(stores, [p.subscription("ada", 1004, true)]);
+    await applyProfileOperations(stores, [p.subscription("ada", 1005, false)]);
+    await applyProfileOperations(stores, [
+      p.identify("ada", 1006, { topics: [{ id: topic.id, status: "unsubscribed" }] }),
+    ]);
+    await applyProfileOperations(stores, [p.reidentify("ada", "ada-2", 1007)]);
+    expect(await shapes(p.id)).toEqual([
+      { type: "profile.created", userId: "ada", change: { email: "ada@example.com", data: { plan: "free" } } },
+      // the identify sent again changed nothing, and a key cleared that was never set is no change
+      { type: "profile.changed", userId: "ada", change: { data: { plan: "team" } } },
+      { type: "tags.changed", userId: "ada", change: { added: ["vip"], removed: [] } },
+      { type: "unsubscribed", userId: "ada", change: {} },
+      { type: "resubscribed", userId: "ada", change: {} },
+      {
+        type: "topic.choice_changed",
+        userId: "ada",
+        change: { topic_id: topic.id, status: "unsubscribed", source: "explicit" },
+      },
+      { type: "user.reidentified", userId: "ada-2", change: { previous_user_id: "ada" } },
+    ]);
+  });
+
+  it("renders a stored event from its row, and an erasure removes every earlier change of the user", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("bob", 1000, { email: "bob@example.com" })]);
+    await applyProfileOperations(stores, [p.identify("eve", 1000, { email: "eve@example.com" })]);
+    const event: TrackedEvent = {
+      projectId: p.id,
+      key: "i:bob",
+      userId: "bob",
+      eventId: randomUUID(),
+      name: "Clicked",
+      data: { button: "buy" },
+      t: 1500,
+      receivedAt: 1500,
+    };
+    await storeTrackedEvents(stores, [event]);
+    expect((await shapes(p.id)).map(({ type, userId }) => `${type} ${userId}`)).toEqual([
+      "profile.created bob",
+      "profile.created eve",
+      "event.stored bob",
+    ]);
+    const [, , stored] = (await readAll(p.id)).changes;
+    expect(stored?.change).toMatchObject({ id: event.eventId, event_name: "Clicked", data: { button: "buy" } });
+
+    await applyProfileOperations(stores, [p.delete("bob", 2000)]);
+    expect(await shapes(p.id)).toEqual([
+      { type: "profile.created", userId: "eve", change: { email: "eve@example.com" } },
+      { type: "user.erased", userId: "bob", change: {} },
+    ]);
+    const stored_ = await db.sql`SELECT type, change FROM changes WHERE project_id = ${p.id}`;
+    expect(JSON.stringify(stored_)).not.toContain("bob@example.com");
+  });
+
+  it("serves no event stamped before its user's erasure from the erasure's commit on, before the event itself is deleted", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("racer", 1000, { email: "racer@example.com" })]);
+    const [{ key }] = await db.sql<{ key: string }[]>`
+      SELECT key FROM profiles WHERE project_id = ${p.id} AND external_id = 'racer'`;
+    // An event stored by a transaction still open while the erasure commits: the erasure cannot
+    // see its change to remove it, nor the job the event to delete it.
+    const storing = await openTransaction(db.sql);
+    await storing.run`
+      INSERT INTO events (project_id, user_key, id, name, name_key, data, created_at, received_at)
+      VALUES (${p.id}, ${key}, ${randomUUID()}, 'Raced', 'raced', '{"secret": "s"}',
+              timestamptz 'epoch' + interval '1.5 seconds', timestamptz 'epoch' + interval '1.5 seconds')`;
+    await applyProfileOperations(stores, [p.delete("racer", 2000)]);
+    await storing.commit();
+    expect(await db.sql`SELECT 1 FROM events WHERE project_id = ${p.id}`).toHaveLength(1);
+    expect(await shapes(p.id)).toEqual([{ type: "user.erased", userId: "racer", change: {} }]);
+  });
+
+  it("records the defaults a topic's fan-out gives, one change a profile", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("a", 1000), p.identify("b", 1000)]);
+    const topic = await insertTopic(db.sql, p.id, newTopicValues({ name: "Offers", default_status: "unsubscribed" }));
+    await db.sql`UPDATE profiles SET topic_defaults = jsonb_build_object(${String(topic.id)}::text, 'unsubscribed')
+                  WHERE project_id = ${p.id}`;
+    const defaults = (await shapes(p.id)).filter(({ type }) => type === "topic.choice_changed");
+    expect(defaults).toHaveLength(2);
+    expect(defaults[0]?.change).toEqual({ topic_id: topic.id, status: "unsubscribed", source: "default" });
+  });
+});
+
+describe("order", () => {
+  it("delivers two changes committed in the reverse order of their positions once each, in position order", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("first", 1000), p.identify("second", 1000)]);
+    const start = (await readAll(p.id)).cursor;
+    const older = await openTransaction(db.sql);
+    const younger = await openTransaction(db.sql);
+    await older.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'first'`;
+    await younger.run`UPDATE profiles SET tags = '{"b": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'second'`;
+    await younger.commit();
+    // The younger is committed, but the older still runs: nothing after the cursor can be read yet.
+    const polled = await readChanges(db.sql, p.id, start, 100, null);
+    expect(polled.changes).toEqual([]);
+    await older.commit();
+    const { changes } = await readAll(p.id, polled.next);
+    expect(changes.map(({ userId, change }) => [userId, change])).toEqual([
+      ["first", { added: ["a"], removed: [] }],
+      ["second", { added: ["b"], removed: [] }],
+    ]);
+  });
+
+  it("delivers one user's changes in the order they were applied, even by an older transaction", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("u", 1000), p.identify("other", 1000)]);
+    const start = (await readAll(p.id)).cursor;
+    // B starts first (its xid is the older), A then applies U and commits, B applies U after it.
+    const b = await openTransaction(db.sql);
+    await b.run`UPDATE profiles SET data = '{"by": {"t": 2000, "v": "b"}}' WHERE project_id = ${p.id} AND external_id = 'other'`;
+    const a = await openTransaction(db.sql);
+    await a.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'u'`;
+    await a.commit();
+    expect((await readChanges(db.sql, p.id, start, 100, null)).changes).toEqual([]);
+    await b.run`UPDATE profiles SET tags = tags || '{"a": {"t": 2001, "v": false}}' WHERE project_id = ${p.id} AND external_id = 'u'`;
+    await b.commit();
+    const { changes } = await readAll(p.id, start);
+    expect(changes.filter(({ userId }) => userId === "u").map(({ change }) => change)).toEqual([
+      { added: ["a"], removed: [] },
+      { added: [], removed: ["a"] },
+    ]);
+  });
+});
+
+describe("types", () => {
+  it("moves the cursor past what a filter left out, to the horizon, and reads what comes after", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("a", 1000), p.identify("b", 1000)]);
+    await settled();
+    const none = await readChanges(db.sql, p.id, null, 10, ["user.erased"]);
+    expect(none.changes).toEqual([]);
+    expect(none.caughtUp).toBe(true);
+    const everything = await readChanges(db.sql, p.id, null, 10, null);
+    expect(everything.changes).toHaveLength(2);
+    // The filtered read went through both changes: it reads on from past them.
+    expect(BigInt(none.next.xid)).toBeGreaterThan(BigInt(everything.changes[1]?.position.xid ?? "0"));
+    await applyProfileOperations(stores, [p.delete("a", 2000)]);
+    const { changes } = await readAll(p.id, none.next);
+    expect(changes.map(({ type, userId }) => `${type} ${userId}`)).toEqual(["user.erased a"]);
+  });
+
+  it("stops a filtered read at a full page, its cursor at the last change given", async () => {
+    const p = await newProject();
+    for (const id of ["a", "b", "c"]) await applyProfileOperations(stores, [p.identify(id, 1000)]);
+    await settled();
+    const first = await readChanges(db.sql, p.id, null, 2, ["profile.created"]);
+    expect(first.changes.map(({ userId }) => userId)).toEqual(["a", "b"]);
+    expect(first.caughtUp).toBe(false);
+    expect(first.next).toEqual(first.changes[1]?.position);
+    const rest = await readChanges(db.sql, p.id, first.next, 2, ["profile.created"]);
+    expect(rest.changes.map(({ userId }) => userId)).toEqual(["c"]);
+  });
+});
+
+describe("retention", () => {
+  it("removes changes applied before the cutoff, from the first on, and records how far", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("old", 1000)]);
+    await db.sql`UPDATE changes SET applied_at = now() - interval '8 days' WHERE project_id = ${p.id}`;
+    await applyProfileOperations(stores, [p.identify("new", 1000)]);
+    // Both below the horizon (other test files' transactions hold it back), so that both can be read and trimmed.
+    await settled();
+    const before = await readChanges(db.sql, p.id, null, 100, null);
+    const first = before.changes[0]?.position;
+    await trimChanges(db.sql, new Date(Date.now() - 7 * 86_400_000));
+    const after = await readChanges(db.sql, p.id, null, 100, null);
+    expect(after.changes.map(({ userId }) => userId)).toEqual(["new"]);
+    expect(after.trimmedThrough).toEqual(first);
+  });
+});

@@ -1,0 +1,367 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createWebhookEndpoint, readChangeFeed, rotateWebhookSigningSecret } from "@cm/app";
+import type { WebhookSettings } from "@cm/config";
+import { revokeWebhookEndpoint, unparkWebhookEndpoint, type Sql } from "@cm/db";
+import type { Change } from "@cm/domain";
+import { ROOT } from "../support/processes";
+import { createTestProject, type TestProject } from "../support/project";
+import { createTestStack, type TestStack } from "../support/services";
+import { sendAccepted } from "../support/users-api";
+import { waitFor } from "../support/wait";
+
+/** The lines of docs/webhooks.md that verify a request, run as a receiver would run them. */
+const verifyWebhook = (() => {
+  const page = readFileSync(join(ROOT, "docs/webhooks.md"), "utf8");
+  const code = /### Verifying a request in Node\n[\s\S]*?```js\n([\s\S]*?)```/.exec(page)?.[1];
+  if (code === undefined) throw new Error("docs/webhooks.md has no verifying lines");
+  return new Function("require", `${code}\nreturn verifyWebhook;`)(createRequire(import.meta.url)) as (
+    secret: string,
+    headers: IncomingMessage["headers"],
+    body: string,
+  ) => boolean;
+})();
+
+interface Delivery {
+  headers: IncomingMessage["headers"];
+  body: string;
+  changes: Change[];
+}
+
+/** A local endpoint; `answer` (changeable) decides each reply, and it keeps every request it got. */
+interface Receiver {
+  url: string;
+  deliveries: Delivery[];
+  /** Requests it got and has not answered (an endpoint that never answers keeps them). */
+  open: () => number;
+  answer: (delivery: Delivery, response: ServerResponse) => void;
+  close(): Promise<void>;
+}
+
+const ok = (_delivery: Delivery, response: ServerResponse) => response.writeHead(200).end();
+
+async function receiver(answer: Receiver["answer"] = ok): Promise<Receiver> {
+  let open = 0;
+  const server: Server = createServer((request, response) => {
+    open += 1;
+    response.on("close", () => (open -= 1));
+    let body = "";
+    request.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    request.on("end", () => {
+      const delivery = { headers: request.headers, body, changes: JSON.parse(body).changes };
+      self.deliveries.push(delivery);
+      self.answer(delivery, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const self: Receiver = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    deliveries: [],
+    open: () => open,
+    answer,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+  receivers.push(self);
+  return self;
+}
+
+const receivers: Receiver[] = [];
+const secretKey = randomBytes(32);
+const SETTINGS: WebhookSettings = {
+  secretKey: secretKey.toString("base64"),
+  allowPrivateNetworks: true,
+  batchSize: 3,
+  concurrency: 4,
+  connectTimeoutMs: 5_000,
+  // Long: an endpoint that never answers must still be hanging when another is delivered to.
+  timeoutMs: 60_000,
+  retryBaseDelayMs: 20,
+  retryMaxDelayMs: 100,
+  parkAfterS: 259_200,
+  pollMs: 50,
+};
+
+let stack: TestStack;
+let sql: Sql;
+let base: string;
+let workerUrl: string;
+
+beforeAll(async () => {
+  stack = await createTestStack("webhooks", { webhooks: SETTINGS });
+  sql = stack.db.sql;
+  base = (await stack.gateway()).url;
+  workerUrl = (await stack.worker()).healthUrl;
+});
+afterAll(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await stack.close();
+});
+
+/** A project of its own for each test, so that its endpoints get only its changes. */
+const newProject = () => createTestProject(sql, "Webhooks");
+
+async function newEndpoint(project: TestProject, url: string, types: string[] | null = null) {
+  const { endpoint, secret } = await createWebhookEndpoint({ sql, secretKey }, project.id, { url, types });
+  return { id: endpoint.id, secret };
+}
+
+async function identify(project: TestProject, id: string, data: object = {}) {
+  await sendAccepted(base, project.authToken, "/users/track", { id, data });
+}
+
+/** Every change the feed serves for the project, in its order. */
+async function feed(projectId: number) {
+  return (await readChangeFeed({ sql }, projectId, { after: null, limit: 1000, types: null })).changes;
+}
+
+const received = (r: Receiver) => r.deliveries.flatMap((delivery) => delivery.changes);
+
+/** Waits until the feed serves `count` changes of the project and the receiver got them all. */
+async function deliveredAll(project: TestProject, r: Receiver, count: number) {
+  const served = await waitFor(`${count} changes in the feed`, async () => {
+    const changes = await feed(project.id);
+    return changes.length >= count ? changes : undefined;
+  });
+  await waitFor(`${served.length} changes delivered`, async () =>
+    received(r).length >= served.length ? true : undefined,
+  );
+  return served;
+}
+
+describe("webhooks", () => {
+  it("deliver the feed's changes in its order, in batches, each signed as docs/webhooks.md verifies", async () => {
+    const project = await newProject();
+    const hook = await receiver();
+    const { secret } = await newEndpoint(project, hook.url);
+    for (let n = 1; n <= 7; n += 1) await identify(project, `user-${n}`, { n });
+    // Applied after the first: user-1's changes have an order to keep.
+    await waitFor("7 changes in the feed", async () => ((await feed(project.id)).length === 7 ? true : undefined));
+    await identify(project, "user-1", { n: 100 });
+    const served = await deliveredAll(project, hook, 8);
+    expect(served).toEqual(received(hook));
+    expect(hook.deliveries.length).toBeGreaterThanOrEqual(3);
+    for (const delivery of hook.deliveries) {
+      expect(delivery.changes.length).toBeLessThanOrEqual(SETTINGS.batchSize);
+      expect(verifyWebhook(secret, delivery.headers, delivery.body)).toBe(true);
+      expect(verifyWebhook(secret, delivery.headers, `${delivery.body} `)).toBe(false);
+    }
+    expect(new Set(hook.deliveries.map((delivery) => delivery.headers["webhook-id"])).size).toBe(
+      hook.deliveries.length,
+    );
+    // One user's changes in the order they were applied.
+    const ofUser1 = received(hook).filter((change) => change.user_id === "user-1");
+    expect(ofUser1.map((change) => change.type)).toEqual(["profile.created", "profile.changed"]);
+  });
+
+  it("deliver only the types asked for", async () => {
+    const project = await newProject();
+    const hook = await receiver();
+    await newEndpoint(project, hook.url, ["unsubscribed"]);
+    await identify(project, "typed-1");
+    await sendAccepted(base, project.authToken, "/users/unsubscribe", { id: "typed-1" });
+    await waitFor("the unsubscribe delivered", async () => (received(hook).length > 0 ? true : undefined));
+    expect(received(hook)).toEqual([expect.objectContaining({ type: "unsubscribed", user_id: "typed-1" })]);
+  });
+
+  it("send a batch answered 500 again, the same changes under the same id, and skip nothing", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(500).end());
+    await newEndpoint(project, hook.url);
+    for (let n = 1; n <= 4; n += 1) await identify(project, `retried-${n}`);
+    await waitFor("4 changes in the feed", async () => ((await feed(project.id)).length === 4 ? true : undefined));
+    // A try made once all 4 were in the feed: the next one reads the same batch.
+    const tries = hook.deliveries.length;
+    await waitFor("one more failed try", async () => (hook.deliveries.length > tries ? true : undefined));
+    hook.answer = ok;
+    // Answered as they arrive: the deliveries from here on were answered 200, the one before 500.
+    const switched = hook.deliveries.length;
+    const taken = () => hook.deliveries.slice(switched).flatMap((delivery) => delivery.changes);
+    await waitFor("the 4 changes taken", async () => (taken().length >= 4 ? true : undefined));
+    const [last, again] = hook.deliveries.slice(switched - 1) as [Delivery, Delivery];
+    expect(again.headers["webhook-id"]).toBe(last.headers["webhook-id"]);
+    expect(again.body).toBe(last.body);
+    expect(taken()).toEqual(await feed(project.id));
+  });
+
+  it("send a batch held back by failures without the data of a user erased meanwhile, and the erasure with it", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(500).end());
+    await newEndpoint(project, hook.url);
+    await identify(project, "erased-1", { note: "personal-7f3a" });
+    await sendAccepted(base, project.authToken, "/events/track", {
+      identity: { id: "erased-1" },
+      event_name: "Viewed",
+      data: { note: "personal-7f3a" },
+    });
+    await waitFor("a failed try holding the user's data", async () =>
+      hook.deliveries.some((delivery) => delivery.body.includes("personal-7f3a")) ? true : undefined,
+    );
+    await sendAccepted(base, project.authToken, "/users/delete", { id: "erased-1" });
+    await waitFor("the erasure in the feed", async () =>
+      (await feed(project.id)).some((change) => change.type === "user.erased") ? true : undefined,
+    );
+    hook.answer = ok;
+    const switched = hook.deliveries.length;
+    const taken = () => hook.deliveries.slice(switched).flatMap((delivery) => delivery.changes);
+    await waitFor("the erasure delivered", async () =>
+      taken().some((change) => change.type === "user.erased") ? true : undefined,
+    );
+    expect(
+      hook.deliveries
+        .slice(switched)
+        .map((delivery) => delivery.body)
+        .join("\n"),
+    ).not.toContain("personal-7f3a");
+    expect(taken()).toEqual(await feed(project.id));
+  });
+
+  it("go on to other endpoints while one never answers and another answers without end", async () => {
+    const project = await newProject();
+    const silent = await receiver(() => undefined);
+    const flooding = await receiver((_delivery, response) => {
+      response.writeHead(200);
+      const chunk = Buffer.alloc(64 * 1024, "x");
+      const more = () => {
+        while (!response.destroyed && response.write(chunk));
+        if (!response.destroyed) response.once("drain", more);
+      };
+      more();
+    });
+    const good = await receiver();
+    const silentEndpoint = await newEndpoint(project, silent.url);
+    const flooded = await newEndpoint(project, flooding.url);
+    await newEndpoint(project, good.url);
+    await identify(project, "busy-1");
+    await waitFor("the silent endpoint to hold a request", async () => (silent.open() > 0 ? true : undefined));
+    await identify(project, "busy-2");
+    await deliveredAll(project, good, 2);
+    // Delivered while the silent endpoint still holds its first batch.
+    expect(silent.open()).toBe(1);
+    expect(silent.deliveries).toHaveLength(1);
+    await revokeWebhookEndpoint(sql, silentEndpoint.id);
+    // The flood was cut off after a few KiB, and its 200 counted.
+    await waitFor("the flooding endpoint's two changes taken", async () => {
+      const [row] = await sql<{ cursor: string | null; failed_tries: number }[]>`
+        SELECT cursor, failed_tries FROM webhook_endpoints WHERE id = ${flooded.id}`;
+      return received(flooding).length === 2 && row?.failed_tries === 0 && flooding.open() === 0 ? true : undefined;
+    });
+    await silent.close();
+  });
+
+  it("follow no redirect: a 3xx is a failed try", async () => {
+    const project = await newProject();
+    const target = await receiver();
+    const redirecting = await receiver((_delivery, response) =>
+      response.writeHead(302, { location: target.url }).end(),
+    );
+    const { id } = await newEndpoint(project, redirecting.url);
+    const [{ cursor }] = await sql<{ cursor: string }[]>`SELECT cursor FROM webhook_endpoints WHERE id = ${id}`;
+    await identify(project, "redirected-1");
+    const row = await waitFor("the redirect recorded as a failure", async () => {
+      const [endpoint] = await sql<{ last_error: string | null; cursor: string | null }[]>`
+        SELECT last_error, cursor FROM webhook_endpoints WHERE id = ${id}`;
+      return endpoint?.last_error === null ? undefined : endpoint;
+    });
+    expect(row).toEqual({ last_error: "answered 302 (redirects are not followed)", cursor });
+    expect(target.deliveries).toEqual([]);
+    await revokeWebhookEndpoint(sql, id);
+  });
+
+  it("stop at once when revoked", async () => {
+    const project = await newProject();
+    const revoked = await receiver();
+    const witness = await receiver();
+    const { id } = await newEndpoint(project, revoked.url);
+    await newEndpoint(project, witness.url);
+    await identify(project, "before-revoke");
+    await deliveredAll(project, revoked, 1);
+    expect(await revokeWebhookEndpoint(sql, id)).toBe(true);
+    await identify(project, "after-revoke");
+    await deliveredAll(project, witness, 2);
+    expect(received(revoked).map((change) => change.user_id)).toEqual(["before-revoke"]);
+  });
+
+  it("sign with both secrets through a rotation's grace", async () => {
+    const project = await newProject();
+    const hook = await receiver();
+    const { id, secret: old } = await newEndpoint(project, hook.url);
+    const { secret: rotated } = await rotateWebhookSigningSecret({ sql, secretKey }, id, 3600);
+    await identify(project, "rotated-1");
+    await deliveredAll(project, hook, 1);
+    const [delivery] = hook.deliveries as [Delivery];
+    expect(String(delivery.headers["webhook-signature"]).split(" ")).toHaveLength(2);
+    expect(verifyWebhook(old, delivery.headers, delivery.body)).toBe(true);
+    expect(verifyWebhook(rotated, delivery.headers, delivery.body)).toBe(true);
+    await rotateWebhookSigningSecret({ sql, secretKey }, id, 0);
+    await identify(project, "rotated-2");
+    await deliveredAll(project, hook, 2);
+    expect(String(hook.deliveries[1]?.headers["webhook-signature"]).split(" ")).toHaveLength(1);
+  });
+
+  it("park an endpoint whose batch has failed for WEBHOOK_PARK_AFTER_S, and deliver that batch first once replayed", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(503).end());
+    const { id } = await newEndpoint(project, hook.url);
+    await identify(project, "parked-1");
+    await waitFor("a failed try", async () => (hook.deliveries.length > 0 ? true : undefined));
+    // As if the batch had been failing for longer than the 3 days: its next failure parks it.
+    await sql`UPDATE webhook_endpoints SET failing_since = now() - interval '4 days' WHERE id = ${id}`;
+    await waitFor("the endpoint parked", async () => {
+      const [row] = await sql<{ state: string }[]>`SELECT state FROM webhook_endpoints WHERE id = ${id}`;
+      return row?.state === "parked" ? true : undefined;
+    });
+    const tries = hook.deliveries.length;
+    await identify(project, "parked-2");
+    await waitFor("the second change in the feed", async () =>
+      (await feed(project.id)).length === 2 ? true : undefined,
+    );
+    hook.answer = ok;
+    expect(hook.deliveries).toHaveLength(tries);
+    expect(await unparkWebhookEndpoint(sql, id)).toBe(true);
+    const replayed = () => hook.deliveries.slice(tries).flatMap((delivery) => delivery.changes);
+    await waitFor("both changes delivered", async () => (replayed().length >= 2 ? true : undefined));
+    expect(replayed().map((change) => change.user_id)).toEqual(["parked-1", "parked-2"]);
+    // Counted once the job that delivered them returns, which may be after the endpoint got them.
+    const metrics = await waitFor("the deliveries counted", async () => {
+      const text = await (await fetch(`${workerUrl}/metrics`)).text();
+      return new RegExp(`^webhook_changes_delivered_total\\{endpoint="${id}"\\} 2$`, "m").test(text) ? text : undefined;
+    });
+    expect(metrics).toMatch(new RegExp(`^webhook_endpoints_parked_total\\{endpoint="${id}"\\} 1$`, "m"));
+    expect(metrics).toMatch(new RegExp(`^webhook_delivery_failures_total\\{endpoint="${id}"\\} [1-9]`, "m"));
+  });
+});
+
+describe("webhooks without WEBHOOK_ALLOW_PRIVATE_NETWORKS", () => {
+  let closed: TestStack;
+  beforeAll(async () => {
+    closed = await createTestStack("webhooks_private", { webhooks: { ...SETTINGS, allowPrivateNetworks: false } });
+    await closed.worker();
+  });
+  afterAll(() => closed.close());
+
+  it("refuse a loopback address, and never reach it", async () => {
+    const hook = await receiver();
+    const { endpoint } = await createWebhookEndpoint({ sql: closed.db.sql, secretKey }, closed.project.id, {
+      url: hook.url,
+      types: null,
+    });
+    await sendAccepted((await closed.gateway()).url, closed.project.authToken, "/users/track", { id: "private-1" });
+    const lastError = await waitFor("the refusal recorded", async () => {
+      const [row] = await closed.db.sql<{ last_error: string | null }[]>`
+        SELECT last_error FROM webhook_endpoints WHERE id = ${endpoint.id}`;
+      return row?.last_error ?? undefined;
+    });
+    expect(lastError).toBe(
+      "127.0.0.1 resolves only to private, loopback or link-local addresses (127.0.0.1); WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them",
+    );
+    expect(hook.deliveries).toEqual([]);
+  });
+});
