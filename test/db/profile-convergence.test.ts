@@ -354,6 +354,6 @@ describe("profile convergence (property)", () => {
         { numRuns: 100 },
       );
     },
-    layoutTimeout(30_000),
+    layoutTimeout(120_000),
   );
 });
