@@ -32,6 +32,7 @@ import {
   startGateway,
   startNode,
   uniqueName,
+  withChangeFeedOff,
   writeResults,
 } from "./lib.mjs";
 
@@ -180,7 +181,7 @@ async function tableSizes(sql) {
 }
 
 async function emptyTables(sql) {
-  await sql`TRUNCATE events, event_keys`;
+  await sql`TRUNCATE events, event_keys, changes`;
   await sql`CHECKPOINT`;
 }
 
@@ -299,6 +300,8 @@ async function measureDrain(databaseUrl) {
     const [keyedWithDedup, keyedWithoutDedup] = [keyed(withDedup), keyed(withoutDedup)];
     const results = await repeatInTurns({
       "worker drain, dedup on": () => drainOnce(databaseUrl, sql, withDedup),
+      "worker drain, dedup on, change feed off": () =>
+        withChangeFeedOff(databaseUrl, () => drainOnce(databaseUrl, sql, withDedup)),
       "worker drain, dedup off": () => drainOnce(databaseUrl, sql, withoutDedup),
       "Postgres alone, dedup on": () => storeAloneOnce(databaseUrl, sql, keyedWithDedup),
       "Postgres alone, dedup off": () => storeAloneOnce(databaseUrl, sql, keyedWithoutDedup),
@@ -307,6 +310,7 @@ async function measureDrain(databaseUrl) {
     await emptyTables(sql);
     return {
       dedupOn: results["worker drain, dedup on"],
+      feedOff: results["worker drain, dedup on, change feed off"],
       dedupOff: results["worker drain, dedup off"],
       aloneDedupOn: results["Postgres alone, dedup on"],
       aloneDedupOff: results["Postgres alone, dedup off"],
@@ -350,6 +354,7 @@ async function main() {
 |---|---|---|---|
 | Gateway intake, accepted events/s (\`POST /api/v2/events/track\`, ${CONNECTIONS} connections, ${DURATION_S} s, ${fmt(INTAKE_BODIES)} distinct users) | **${fmt(track.requestsPerSec)}** (p50 ${track.p50} ms, p99 ${track.p99} ms, non-2xx ${track.non2xx}) | identify intake, same gateway, in turns: ${fmt(identify.requestsPerSec)} (p50 ${identify.p50} ms, p99 ${identify.p99} ms, non-2xx ${identify.non2xx}) → ${pct(track.requestsPerSec, identify.requestsPerSec)} | ≥ identify: ${met(track.requestsPerSec >= identify.requestsPerSec)} |
 | Worker drain, events stored/s (1 process, ${fmt(DRAIN_EVENTS)} events in jobs of ${EVENTS_PER_JOB}, Vero deduplication on: ${DEDUP_WINDOW_MS / 1000} s window) | **${fmt(on.eventsPerSec)}** (CPU per event: ${cpu(on)}) | bare \`COPY events FROM STDIN\` of the same rows: ${fmt(copy.eventsPerSec)} (CPU per event: ${cpu(copy)}) → ${pct(on.eventsPerSec, copy.eventsPerSec)} | ≥ 50% of COPY: ${met(on.eventsPerSec >= copy.eventsPerSec / 2)} |
+| Same (deduplication on), change feed on beside off ([docs/changes.md](docs/changes.md)) | **${fmt(on.eventsPerSec)}** (the row above) | the same drain with the capture's triggers disabled: ${fmt(drain.feedOff.median.eventsPerSec)} (CPU per event: ${cpu(drain.feedOff.median)}) → feed on is ${pct(on.eventsPerSec, drain.feedOff.median.eventsPerSec)} of off (each round: ${drain.dedupOn.runs.map((run, i) => pct(run.eventsPerSec, drain.feedOff.runs[i].eventsPerSec)).join(", ")}) | ≥ 75% of off: ${met(on.eventsPerSec >= 0.75 * drain.feedOff.median.eventsPerSec)} |
 | Same, deduplication off (window 0, no idempotency key) | **${fmt(off.eventsPerSec)}** (CPU per event: ${cpu(off)}) | COPY: ${pct(off.eventsPerSec, copy.eventsPerSec)}; deduplication costs ${pct(off.eventsPerSec - on.eventsPerSec, off.eventsPerSec)} of the drain rate | ≥ 50% of COPY: ${met(off.eventsPerSec >= copy.eventsPerSec / 2)} |
 | Ceiling: the same jobs stored by the workers' statement alone (\`storeEvents\`, ${availableParallelism()} connections, events built beforehand, no queue, no worker), deduplication on / off | **${fmt(aloneOn.eventsPerSec)}** / **${fmt(aloneOff.eventsPerSec)}** (CPU per event: ${cpu(aloneOn)} / ${cpu(aloneOff)}) | COPY: ${pct(aloneOn.eventsPerSec, copy.eventsPerSec)} / ${pct(aloneOff.eventsPerSec, copy.eventsPerSec)} | a worker's drain stays under it; 50% of COPY within it: ${reachable(aloneOn)} / ${reachable(aloneOff)} |
 

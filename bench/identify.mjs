@@ -17,6 +17,7 @@ import {
   startGateway,
   startNode,
   uniqueName,
+  withChangeFeedOff,
   writeResults,
 } from "./lib.mjs";
 
@@ -92,9 +93,14 @@ async function measureIntake(databaseUrl, authToken) {
 async function measureDrain(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const project = async (name) => (await sql`INSERT INTO projects (name) VALUES (${name}) RETURNING id`)[0].id;
-  // Identifies alone and the mix of every operation take turns, so that both meet the same load.
-  const { batched, mixed } = await repeatInTurns({
+  // Identifies alone, the same without the change feed's capture, and the mix of every operation
+  // take turns, so that all meet the same load.
+  const { batched, feedOff, mixed } = await repeatInTurns({
     batched: async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH),
+    feedOff: async () =>
+      withChangeFeedOff(databaseUrl, async () =>
+        drainOnce(databaseUrl, await project("feed off"), DRAIN_EVENTS, GATEWAY_BATCH),
+      ),
     mixed: async () =>
       drainOnce(databaseUrl, await project("mixed"), DRAIN_EVENTS, GATEWAY_BATCH, { operationAt: mixedOperation }),
   });
@@ -102,7 +108,7 @@ async function measureDrain(databaseUrl) {
     drainOnce(databaseUrl, await project("naive"), NAIVE_DRAIN_EVENTS, 1),
   );
   await sql.end();
-  return { batched, mixed, naive };
+  return { batched, feedOff, mixed, naive };
 }
 
 const fmt = (n, digits = 0) =>
@@ -128,6 +134,7 @@ async function main() {
 | Gateway intake, accepted identifies/s | **${fmt(gw.requestsPerSec)}** (p50 ${gw.p50} ms, p99 ${gw.p99} ms, non-2xx ${gw.non2xx}) | naive one-\`queue.add\`-per-request: ${fmt(naive.requestsPerSec)} (p99 ${naive.p99} ms) → ${ratio(gw.requestsPerSec, naive.requestsPerSec)}; bare \`node:http\`: ${fmt(bare.requestsPerSec)} (p99 ${bare.p99} ms) → ${fmt((100 * gw.requestsPerSec) / bare.requestsPerSec)}% | ≥ 2× naive, ≥ 40% of bare, p99 ≤ 50 ms |
 | Same, credential in the JSON body (\`auth_token\` field, as RudderStack, n8n and Vero's gems send it) | **${fmt(inBody.requestsPerSec)}** (p50 ${inBody.p50} ms, p99 ${inBody.p99} ms, non-2xx ${inBody.non2xx}) | naive (query credential): ${ratio(inBody.requestsPerSec, naive.requestsPerSec)}; bare: ${fmt((100 * inBody.requestsPerSec) / bare.requestsPerSec)}%; query-credential gateway: ${fmt((100 * inBody.requestsPerSec) / gw.requestsPerSec)}% | same targets |
 | Worker drain, identifies applied/s (1 process) | **${fmt(drain.batched.median.eventsPerSec)}** (${fmt(DRAIN_EVENTS)} identifies in jobs of ${GATEWAY_BATCH}) | naive one-job-one-upsert worker: ${fmt(drain.naive.median.eventsPerSec)} → ${ratio(drain.batched.median.eventsPerSec, drain.naive.median.eventsPerSec)} | ≥ 20,000/s, ≥ 8× naive |
+| Same, change feed on beside off: identifies applied/s with the capture's triggers ([docs/changes.md](docs/changes.md)) | **${fmt(drain.batched.median.eventsPerSec)}** (the row above) | the same drain with the capture's triggers disabled: ${fmt(drain.feedOff.median.eventsPerSec)} → feed on is ${fmt((100 * drain.batched.median.eventsPerSec) / drain.feedOff.median.eventsPerSec)}% of off (each round: ${drain.batched.runs.map((run, i) => `${fmt((100 * run.eventsPerSec) / drain.feedOff.runs[i].eventsPerSec)}%`).join(", ")}) | ≥ 75% of off: ${drain.batched.median.eventsPerSec >= 0.75 * drain.feedOff.median.eventsPerSec ? "met" : "not met"} |
 | Worker drain, mixed traffic (70% identify, 10% edit, 10% tags, 5% unsubscribe/resubscribe, 3% delete, 2% reidentify), operations applied/s | **${fmt(drain.mixed.median.eventsPerSec)}** (${fmt(DRAIN_EVENTS)} operations in jobs of ${GATEWAY_BATCH}) | identify-only drain: ${fmt((100 * drain.mixed.median.eventsPerSec) / drain.batched.median.eventsPerSec)}% | ≥ 80% of identify-only |
 `;
     writeResults("identify", { intake: intakeResults, drain }, markdown);

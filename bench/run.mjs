@@ -9,6 +9,7 @@ import { ROOT } from "./lib.mjs";
 const ALL = [
   "identify",
   "events",
+  "changes",
   "batch",
   "import",
   "memory",

@@ -15,10 +15,6 @@ export class ChangeWaits {
     readonly maxWaitMs: number,
   ) {}
 
-  get waitingReaders(): number {
-    return this.count;
-  }
-
   wait(projectId: number, ms: number): Promise<boolean> {
     if (this.closed || this.count >= this.max) return Promise.resolve(false);
     return new Promise((resolve) => {

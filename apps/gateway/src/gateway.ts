@@ -157,13 +157,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const sql = connect(config.databaseUrl, { max: POOL_SIZE, applicationName: "cm-gateway" });
   const credentialSql = connect(config.databaseUrl, { max: 2, applicationName: "cm-gateway-credentials" });
   const deps = gatewayDeps(config, logger, redis, sql, credentialSql);
-  // Without it (Postgres away at start) waiting readers still read again every 250 ms.
-  const unlisten = await listenForChanges(sql, (projectId) => deps.changeWaits.notify(projectId)).catch(
-    (error: unknown) => {
-      logger.warn({ err: (error as Error).message }, "change feed notices unavailable: waiting readers poll");
-      return async () => {};
-    },
-  );
+  // Not waited for: the gateway starts without Postgres, and without the notices (Postgres away at
+  // start) waiting readers still read again every 250 ms. sql.end closes its connection.
+  listenForChanges(sql, (projectId) => deps.changeWaits.notify(projectId)).catch((error: unknown) => {
+    logger.warn({ err: (error as Error).message }, "change feed notices unavailable: waiting readers poll");
+  });
 
   const handle = createApp(deps).callback();
   // Slow or idle-mid-request clients are checked every second, not Node's default 30 s.
@@ -206,7 +204,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
         deps.webhooksQueue.close(),
       ]);
       redis.disconnect();
-      await unlisten();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();
     return stopping;

@@ -126,16 +126,15 @@ export async function readChanges(
 /**
  * Calls `onChange` with the project of each change as it commits: the capture's triggers notify
  * the channel `changes` with the project's id (libs/db/functions/change_feed.sql). One connection
- * of its own, kept apart from the pool's and reconnected by the client; returns what stops it.
+ * of its own, kept apart from the pool's, listening again after a reconnect, closed by `sql.end`.
  * A notice says a change committed, not that it is readable yet (the read horizon may still be
  * behind it), so a reader woken reads again until it is.
  */
-export async function listenForChanges(sql: Sql, onChange: (projectId: number) => void): Promise<() => Promise<void>> {
-  const { unlisten } = await sql.listen("changes", (payload) => {
+export async function listenForChanges(sql: Sql, onChange: (projectId: number) => void): Promise<void> {
+  await sql.listen("changes", (payload) => {
     const projectId = Number(payload);
     if (Number.isSafeInteger(projectId)) onChange(projectId);
   });
-  return unlisten;
 }
 
 /** Changes removed per statement: one short transaction each. */
