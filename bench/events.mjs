@@ -11,10 +11,9 @@ import { pipeline } from "node:stream/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
 import postgres from "postgres";
-import { applyProfileWrites, ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
+import { ensureEventPartitions, profileKeySecrets, storeEvents } from "@cm/db";
 import { eventWithStoredKey, normalisedEventName, parseTrack, profileKeysWith } from "@cm/domain";
 import { addEventBatch, eventsQueue } from "@cm/queue";
-import { profileWrites } from "../libs/app/dist/profiles/apply-state-operations.js";
 import {
   applyOnePerCore,
   clearQueue,
@@ -28,6 +27,7 @@ import {
   postgresCpuSince,
   repeatInTurns,
   REDIS_URL,
+  seedEventUsers,
   serviceEnv,
   startGateway,
   startNode,
@@ -277,17 +277,7 @@ async function measureDrain(databaseUrl) {
     const keyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
     // The drain's users are profiles already, so that it measures storing events (a user who is
     // none gets one made, by the identify rules, the first time).
-    for (let first = 0; first < DRAIN_USERS; first += EVENTS_PER_JOB) {
-      const identifies = Array.from({ length: EVENTS_PER_JOB }, (_, i) => ({
-        projectId,
-        key: keyOf(projectId, `u-${first + i}`),
-        id: `u-${first + i}`,
-        email: `u-${first + i}@example.com`,
-        t: now - 60_000,
-        updateOnly: false,
-      }));
-      await applyProfileWrites(sql, profileWrites(identifies));
-    }
+    await seedEventUsers(sql, projectId, keyOf, DRAIN_USERS, now - 60_000);
     // As autovacuum would have by now on a live database: planned on the empty table's
     // statistics, a job's profile lookup read every profile of the project (bench/README.md).
     await sql`ANALYZE profiles`;

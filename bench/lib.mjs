@@ -10,8 +10,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import postgres from "postgres";
-import { connect } from "@cm/db";
+import { applyProfileWrites, connect } from "@cm/db";
 import { PROFILE_OPERATIONS_JOB } from "@cm/queue";
+import { profileWrites } from "../libs/app/dist/profiles/apply-state-operations.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const ADMIN_DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
@@ -466,5 +467,24 @@ export async function withChangeFeedOff(databaseUrl, measure) {
   } finally {
     await capture("ENABLE");
     await sql.end();
+  }
+}
+
+/**
+ * Makes users `u-0` … `u-(count - 1)` of a project profiles (identified at `t`, with an email),
+ * 500 a statement, keyed by `keyOf`: the users of the events benches, profiles already as most
+ * users who send events are.
+ */
+export async function seedEventUsers(sql, projectId, keyOf, count, t) {
+  for (let first = 0; first < count; first += 500) {
+    const identifies = Array.from({ length: Math.min(500, count - first) }, (_, i) => ({
+      projectId,
+      key: keyOf(projectId, `u-${first + i}`),
+      id: `u-${first + i}`,
+      email: `u-${first + i}@example.com`,
+      t,
+      updateOnly: false,
+    }));
+    await applyProfileWrites(sql, profileWrites(identifies));
   }
 }

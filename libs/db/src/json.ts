@@ -37,11 +37,13 @@ type ColumnType = "integer" | "bigint" | "float8" | "boolean" | "text" | "uuid" 
  * read as columns named as Row's fields, one for each field and none other, of the type
  * `columns` gives. A JSON null is SQL's NULL, whatever the type.
  *
- * Each row travels as a JSON array of its fields in the order of `columns`, and each column is
- * read by its position, both worked out here from `columns`: Postgres takes an array's element by
- * position for less than an object's field by name, and the document is shorter. Read by name
- * (jsonb_to_recordset), the worker's merge of 500 identifies cost Postgres 3 µs more per row,
- * about a fifth (json_to_recordset: 20 µs more).
+ * The rows travel as one JSON object of named columns, each the array of its rows' values in
+ * order (`{"key": ["a", "b"], "created_t": [1, null]}`): the statement takes each column from it
+ * by name, once (OFFSET 0 keeps Postgres from taking it again for every row), and row n's value
+ * as the column's element n. That costs Postgres what each row as an array read by position did
+ * (within 3% either way, for the worker's merge of 500 identifies and for its event store), where
+ * each row as an object read by name (jsonb_to_recordset) cost it 17% more for the merge: every
+ * object's field names are parsed and sorted (bench/README.md, "How rows travel to Postgres").
  */
 export function jsonRows<Row>(
   sql: Db,
@@ -50,14 +52,21 @@ export function jsonRows<Row>(
   columns: { readonly [K in keyof Row & string]-?: ColumnType },
 ): postgres.PendingQuery<postgres.Row[]> {
   const names = Object.keys(columns) as (keyof Row & string)[];
-  const tuples = rows.map((row) => names.map((name) => row[name] ?? null));
+  const [first] = names;
+  if (first === undefined) throw new Error("jsonRows reads at least one column");
+  const document = Object.fromEntries(names.map((name) => [name, rows.map((row) => row[name] ?? null)]));
+  const taken = names.map((name) => `d.document -> '${name}' AS "${name}"`).join(", ");
   const read = names
-    .map((name, i) => {
+    .map((name) => {
       const type = columns[name];
+      const element = `c."${name}" ->> n.i`;
       const field =
-        type === "jsonb" ? `nullif(j -> ${i}, 'null')` : type === "text" ? `j ->> ${i}` : `(j ->> ${i})::${type}`;
+        type === "jsonb" ? `nullif(c."${name}" -> n.i, 'null')` : type === "text" ? element : `(${element})::${type}`;
       return `${field} AS "${name}"`;
     })
     .join(", ");
-  return sql`(SELECT ${sql.unsafe(read)} FROM jsonb_array_elements(${json(sql, tuples)}::jsonb) AS j) AS ${sql(alias)}`;
+  const eachRow = `generate_series(0, jsonb_array_length(c."${first}") - 1) AS n (i)`;
+  return sql`(SELECT ${sql.unsafe(read)}
+                FROM (SELECT ${sql.unsafe(taken)} FROM (SELECT ${json(sql, document)}::jsonb AS document) AS d OFFSET 0) AS c,
+                     ${sql.unsafe(eachRow)}) AS ${sql(alias)}`;
 }
