@@ -51,6 +51,12 @@ LANGUAGE sql IMMUTABLE AS $$
            o.unsubscribed AS old_unsubscribed, n.unsubscribed, o.topic_choices AS old_topic_choices,
            n.topic_choices, o.topic_defaults AS old_topic_defaults, n.topic_defaults
       FROM new_rows AS n LEFT JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
+     -- a row whose every column read here is as it was makes no change (a write of values already held)
+     WHERE o.key IS NULL
+        OR (o.external_id, o.created_t, o.last_created_t, o.deleted_t, o.email, o.phone_number, o.unsubscribed,
+            o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
+           IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
+                             n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults)
   ), erased AS (
     DELETE FROM changes AS c USING w
      WHERE w.erased AND c.project_id = w.project_id AND c.user_key = w.key
@@ -78,7 +84,7 @@ LANGUAGE sql IMMUTABLE AS $$
                         THEN jsonb_build_object('phone_number', phone_number) ELSE '{}' END ||
                    CASE WHEN data IS NULL THEN '{}' ELSE jsonb_build_object('data', data) END ||
                    CASE WHEN channels IS NULL THEN '{}'
-                        ELSE jsonb_build_object('channels', (SELECT jsonb_agg(c.value) FROM jsonb_each(channels) AS c))
+                        ELSE jsonb_build_object('channels', jsonb_path_query_array(channels, '$.*'))
                    END AS change
               FROM seen AS s) AS fields
      WHERE old_since IS NULL OR change <> '{}'
