@@ -9,18 +9,20 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN (stamped ->> 't')::bigint >= since THEN coalesce(stamped -> 'v', 'null') END
 $$;
 
--- The subquery of the entries of the map `map` of w (profile_changes_statement) whose seen value
--- differs between the old row and the new, as one object, or null when none does (a key cleared
--- that was not seen is no change).
+-- The entries of the map `map` of w (profile_changes_statement) whose seen value differs between
+-- the old row and the new, as one object, or null when none does (a key cleared that was not seen
+-- is no change). A scalar subquery behind a CASE: a map the write left as it was, or an empty one
+-- (most identifies carry no tags or topic choices), is not read at all, where a lateral subquery
+-- set up its scan for every row and map.
 CREATE OR REPLACE FUNCTION change_map_diff(map text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT format($q$
-    SELECT jsonb_object_agg(e.key, change_visible(e.value, w.new_since))
-      FROM jsonb_each(w.%1$I) AS e
-     WHERE (w.%1$I IS DISTINCT FROM w.%2$I OR w.new_since IS DISTINCT FROM w.old_since)
-       AND change_visible(e.value, w.new_since) IS NOT NULL
-       AND change_visible(e.value, w.new_since)
-           IS DISTINCT FROM coalesce(change_visible(w.%2$I -> e.key, w.old_since), 'null')
+    CASE WHEN w.%1$I <> '{}' AND (w.%1$I IS DISTINCT FROM w.%2$I OR w.new_since IS DISTINCT FROM w.old_since)
+    THEN (SELECT jsonb_object_agg(e.key, change_visible(e.value, w.new_since))
+            FROM jsonb_each(w.%1$I) AS e
+           WHERE change_visible(e.value, w.new_since) IS NOT NULL
+             AND change_visible(e.value, w.new_since)
+                 IS DISTINCT FROM coalesce(change_visible(w.%2$I -> e.key, w.old_since), 'null')) END
   $q$, map, 'old_' || map)
 $$;
 
@@ -49,6 +51,12 @@ LANGUAGE sql IMMUTABLE AS $$
            o.unsubscribed AS old_unsubscribed, n.unsubscribed, o.topic_choices AS old_topic_choices,
            n.topic_choices, o.topic_defaults AS old_topic_defaults, n.topic_defaults
       FROM new_rows AS n LEFT JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
+     -- a row whose every column read here is as it was makes no change (a write of values already held)
+     WHERE o.key IS NULL
+        OR (o.external_id, o.created_t, o.last_created_t, o.deleted_t, o.email, o.phone_number, o.unsubscribed,
+            o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
+           IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
+                             n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults)
   ), erased AS (
     DELETE FROM changes AS c USING w
      WHERE w.erased AND c.project_id = w.project_id AND c.user_key = w.key
@@ -57,13 +65,11 @@ LANGUAGE sql IMMUTABLE AS $$
            change_visible(w.email, w.new_since) AS email, change_visible(w.old_email, w.old_since) AS old_email,
            change_visible(w.phone_number, w.new_since) AS phone_number,
            change_visible(w.old_phone_number, w.old_since) AS old_phone_number,
-           data.diff AS data, channels.diff AS channels, tags.diff AS tags, w.old_tags,
+           %2$s AS data, %3$s AS channels, %4$s AS tags, w.old_tags,
            change_visible(w.unsubscribed, w.new_since) AS unsubscribed,
            change_visible(w.old_unsubscribed, w.old_since) AS old_unsubscribed,
-           topics.diff AS topic_choices, w.topic_defaults, w.old_topic_defaults, w.topic_choices AS stamped_choices
-      FROM w,
-           LATERAL (%2$s) AS data (diff), LATERAL (%3$s) AS channels (diff), LATERAL (%4$s) AS tags (diff),
-           LATERAL (%5$s) AS topics (diff)
+           %5$s AS topic_choices, w.topic_defaults, w.old_topic_defaults, w.topic_choices AS stamped_choices
+      FROM w
      WHERE w.new_since IS NOT NULL
   ), found AS (
     SELECT project_id, key, change_xid, 0 AS ord, 'user.erased' AS type, old_id AS user_id, '{}'::jsonb AS change
@@ -78,7 +84,7 @@ LANGUAGE sql IMMUTABLE AS $$
                         THEN jsonb_build_object('phone_number', phone_number) ELSE '{}' END ||
                    CASE WHEN data IS NULL THEN '{}' ELSE jsonb_build_object('data', data) END ||
                    CASE WHEN channels IS NULL THEN '{}'
-                        ELSE jsonb_build_object('channels', (SELECT jsonb_agg(c.value) FROM jsonb_each(channels) AS c))
+                        ELSE jsonb_build_object('channels', jsonb_path_query_array(channels, '$.*'))
                    END AS change
               FROM seen AS s) AS fields
      WHERE old_since IS NULL OR change <> '{}'
@@ -88,7 +94,7 @@ LANGUAGE sql IMMUTABLE AS $$
                               'removed', coalesce(jsonb_agg(d.key ORDER BY d.key) FILTER (WHERE d.value = 'false'), '[]'))
       FROM seen AS s, jsonb_each(s.tags) AS d
      -- a tag removed that was not on is no change
-     WHERE d.value = 'true' OR change_visible(s.old_tags -> d.key, s.old_since) = 'true'
+     WHERE s.tags IS NOT NULL AND (d.value = 'true' OR change_visible(s.old_tags -> d.key, s.old_since) = 'true')
      GROUP BY s.project_id, s.key, s.change_xid, s.user_id
     UNION ALL
     SELECT project_id, key, change_xid, 3, CASE WHEN unsubscribed = 'true' THEN 'unsubscribed' ELSE 'resubscribed' END,
@@ -100,6 +106,7 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT s.project_id, s.key, s.change_xid, 4, 'topic.choice_changed', s.user_id,
            jsonb_build_object('topic_id', c.key::bigint, 'status', c.value, 'source', 'explicit')
       FROM seen AS s, jsonb_each(s.topic_choices) AS c
+     WHERE s.topic_choices IS NOT NULL
     UNION ALL
     SELECT s.project_id, s.key, s.change_xid, 4, 'topic.choice_changed', s.user_id,
            jsonb_build_object('topic_id', d.key::bigint, 'status', d.value, 'source', 'default')
@@ -130,6 +137,10 @@ $$;
 -- two differ in where the rows before come from).
 CREATE OR REPLACE FUNCTION changes_of_profiles() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- An upsert fires both triggers, and one of them often has no row: it plans nothing.
+  IF NOT EXISTS (SELECT FROM new_rows) THEN
+    RETURN NULL;
+  END IF;
   EXECUTE profile_changes_statement(CASE TG_OP WHEN 'UPDATE' THEN 'old_rows' ELSE 'new_rows WHERE false' END);
   PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
   RETURN NULL;
