@@ -62,16 +62,19 @@ export async function deliverToWebhook(
   endpointId: string,
   stopping: () => boolean = () => false,
 ): Promise<WebhookDelivery> {
-  const endpoint = await webhookEndpointToDeliver(deps.sql, endpointId);
-  if (endpoint === null) return { state: "not_due" };
-  const secrets = [endpoint.secretSealed, endpoint.previousSecretSealed]
-    .filter((sealed) => sealed !== null)
-    .map((sealed) => openSecret(deps.secretKey, sealed));
-  let cursor = endpoint.cursor;
   let batches = 0;
   let changes = 0;
   let lagSeconds = 0;
   for (let reads = 0; reads < READS_PER_JOB && !stopping(); reads += 1) {
+    // Read again for each batch: a rotation's end, a revocation or a parking made while this job
+    // runs holds from its next batch on.
+    const endpoint = await webhookEndpointToDeliver(deps.sql, endpointId);
+    if (endpoint === null)
+      return reads === 0 ? { state: "not_due" } : { state: "delivered", batches, changes, lagSeconds };
+    const secrets = [endpoint.secretSealed, endpoint.previousSecretSealed]
+      .filter((sealed) => sealed !== null)
+      .map((sealed) => openSecret(deps.secretKey, sealed));
+    const cursor = endpoint.cursor;
     let page;
     try {
       page = await readChangeFeed(deps, endpoint.projectId, {
@@ -94,7 +97,6 @@ export async function deliverToWebhook(
         return { state: "delivered", batches, changes, lagSeconds: 0 };
       if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
         return { state: "delivered", batches, changes, lagSeconds };
-      cursor = page.next;
       continue;
     }
     lagSeconds = Math.max(0, (Date.now() - Date.parse(first.applied_at)) / 1000);
@@ -121,7 +123,6 @@ export async function deliverToWebhook(
     // Not moved: another worker took the job over after a stall and delivered from there.
     if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
       return { state: "delivered", batches, changes, lagSeconds };
-    cursor = page.next;
     batches += 1;
     changes += page.changes.length;
   }
