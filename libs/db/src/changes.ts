@@ -118,9 +118,26 @@ export async function readChanges(
   if (read.scanned === scan && read.last_scanned !== null) {
     return { changes, next: read.last_scanned, caughtUp: false, trimmedThrough };
   }
-  // Every change below the horizon was gone through: any other has a position at or past it
-  // (the horizon's xid, and a seq of at least 1).
-  return { changes, next: laterPosition(from, { xid: read.horizon, seq: "0" }), caughtUp: true, trimmedThrough };
+  // Every change below the horizon was gone through: any other has a position at or past it.
+  return { changes, next: laterPosition(from, horizonPosition(read.horizon)), caughtUp: true, trimmedThrough };
+}
+
+/**
+ * The position of the read horizon `xid`: every change not read yet when the horizon was taken
+ * has a position at or past it (the horizon's xid, and a seq of at least 1).
+ */
+function horizonPosition(xid: string): ChangePosition {
+  return { xid, seq: "0" };
+}
+
+/**
+ * Where a new endpoint's cursor starts: the feed's read horizon now, as readChanges gives it to a
+ * reader that is caught up. The endpoint gets every change committed from now on (and those of the
+ * transactions still running), none before.
+ */
+export async function changeFeedNow(sql: Db): Promise<ChangePosition> {
+  const [row] = await sql<{ horizon: string }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
+  return horizonPosition((row as { horizon: string }).horizon);
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { ChangePosition } from "@cm/domain";
 import type { Db } from "./connect";
 
 export type WebhookEndpointState = "active" | "parked" | "revoked";
@@ -28,16 +27,6 @@ const SUMMARY_COLUMNS = `id::text AS id, project_id AS "projectId", url, types, 
   next_try_at AS "nextTryAt", last_delivered_at AS "lastDeliveredAt", created_at AS "createdAt",
   state_changed_at AS "stateChangedAt",
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS "previousSecretExpiresAt"`;
-
-/**
- * Where a new endpoint's cursor starts: the feed's read horizon now, as readChanges gives it to a
- * reader that is caught up. The endpoint gets every change committed from now on (and those of the
- * transactions still running), none before.
- */
-export async function changeFeedNow(sql: Db): Promise<ChangePosition> {
-  const [row] = await sql<{ horizon: string }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
-  return { xid: (row as { horizon: string }).horizon, seq: "0" };
-}
 
 export async function insertWebhookEndpoint(
   sql: Db,
