@@ -306,6 +306,28 @@ describe("webhooks", () => {
     expect(String(hook.deliveries[1]?.headers["webhook-signature"]).split(" ")).toHaveLength(1);
   });
 
+  it("sign each batch with the secrets its endpoint holds when it is sent, even within one delivery job", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(503).end());
+    const { id } = await newEndpoint(project, hook.url);
+    await rotateWebhookSigningSecret({ sql, secretKey }, id, 3600);
+    for (const user of ["job-1", "job-2", "job-3", "job-4"]) await identify(project, user);
+    await waitFor("4 changes in the feed", async () => ((await feed(project.id)).length >= 4 ? true : undefined));
+    // The first batch answered 2xx ends the rotation's grace before its answer goes: the same job's
+    // next batch (SETTINGS.batchSize is 3) must be signed with the new secret alone.
+    const accepted: Delivery[] = [];
+    hook.answer = (delivery, response) => {
+      accepted.push(delivery);
+      if (accepted.length > 1) return void response.writeHead(200).end();
+      void rotateWebhookSigningSecret({ sql, secretKey }, id, 0).then(() => response.writeHead(200).end());
+    };
+    await waitFor("both batches delivered", async () =>
+      accepted.flatMap((delivery) => delivery.changes).length >= 4 ? true : undefined,
+    );
+    const signatures = accepted.map((delivery) => String(delivery.headers["webhook-signature"]).split(" ").length);
+    expect(signatures).toEqual([2, 1]);
+  });
+
   it("park an endpoint whose batch has failed for WEBHOOK_PARK_AFTER_S, and deliver that batch first once replayed", async () => {
     const project = await newProject();
     const hook = await receiver((_delivery, response) => response.writeHead(503).end());
