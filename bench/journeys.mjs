@@ -85,7 +85,7 @@ async function serveBaseline() {
   const { producerConnection } = await dist("libs/queue/dist/index.js");
 
   const config = loadConfig();
-  const redis = producerConnection(config.redisUrl);
+  const redis = producerConnection(config);
   const precomputedRows = [{ journey: process.env.JOURNEY, messages: process.env.MESSAGES }];
   const deps = gatewayDeps(config, createLogger("baseline", "warn"), redis, async () => precomputedRows);
   deps.credentials = new CredentialCache(async () => ({

@@ -142,7 +142,7 @@ export function gatewayDeps(
 }
 
 export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const redis = producerConnection(config.redisUrl);
+  const redis = producerConnection(config);
   redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
   if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
     await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(

@@ -1,18 +1,51 @@
+import type { Config } from "@cm/config";
 import { Redis, type RedisOptions } from "ioredis";
+
+/** What a Redis connection is made from: the server, or the Sentinels that know its primary, and the replicas a job write must reach. */
+export type RedisSettings = Pick<Config, "redisUrl" | "redisSentinel" | "redisReplicasAck">;
+
+/** Where a deployment's queues are: its Redis, and the prefix of their keys (QUEUE_PREFIX). */
+export interface QueuesAt {
+  redis: RedisSettings;
+  prefix: string;
+}
+
+/**
+ * Every connection to Redis of the apps is made here. With Sentinels, ioredis asks them for the
+ * primary at each (re)connection, checks that the server it reaches is one (ROLE, at its ready
+ * check), and hears of a promotion from them (failoverDetector) rather than only from a dropped
+ * connection: a primary cut off but still running keeps its clients' connections open.
+ */
+function connection(settings: RedisSettings, options: RedisOptions): Redis {
+  const sentinel = settings.redisSentinel;
+  if (sentinel === undefined) return new Redis(settings.redisUrl, options);
+  return new Redis(settings.redisUrl, {
+    ...options,
+    sentinels: sentinel.sentinels,
+    name: sentinel.name,
+    sentinelPassword: sentinel.password,
+    role: "master",
+    failoverDetector: true,
+    // The URL's rediss: sets `tls`, which a Sentinel-found primary is reached with only when told.
+    enableTLSForSentinelMode: settings.redisUrl.startsWith("rediss:"),
+    // A write that reaches a primary demoted meanwhile is refused (READONLY): reconnect, to the new one.
+    reconnectOnError: (error) => error.message.startsWith("READONLY"),
+  });
+}
 
 /**
  * Producers fail fast while Redis is away, so a request gets its 500 at once instead of
  * waiting in an offline queue; consumers (BullMQ workers) must retry forever instead.
  */
-export function producerConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, {
+export function producerConnection(settings: RedisSettings): Redis {
+  return connection(settings, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 5_000,
     connectTimeout: 5_000,
-  } satisfies RedisOptions);
+  });
 }
 
-export function consumerConnection(redisUrl: string): Redis {
-  return new Redis(redisUrl, { maxRetriesPerRequest: null, connectTimeout: 5_000 });
+export function consumerConnection(settings: RedisSettings): Redis {
+  return connection(settings, { maxRetriesPerRequest: null, connectTimeout: 5_000 });
 }
