@@ -1,5 +1,6 @@
 import type { Config } from "@cm/config";
 import { Redis, type RedisOptions } from "ioredis";
+import { acknowledgeWrites } from "./replica-acknowledgement";
 
 /** What a Redis connection is made from: the server, or the Sentinels that know its primary, and the replicas a job write must reach. */
 export type RedisSettings = Pick<Config, "redisUrl" | "redisSentinel" | "redisReplicasAck">;
@@ -35,15 +36,18 @@ function connection(settings: RedisSettings, options: RedisOptions): Redis {
 
 /**
  * Producers fail fast while Redis is away, so a request gets its 500 at once instead of
- * waiting in an offline queue; consumers (BullMQ workers) must retry forever instead.
+ * waiting in an offline queue; consumers (BullMQ workers) must retry forever instead. A
+ * producer's job writes wait for the replicas REDIS_REPLICAS_ACK asks for (batch-queues.ts).
  */
 export function producerConnection(settings: RedisSettings): Redis {
-  return connection(settings, {
+  const redis = connection(settings, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: 5_000,
     connectTimeout: 5_000,
   });
+  acknowledgeWrites(redis, settings.redisReplicasAck.replicas, settings.redisReplicasAck.timeoutMs);
+  return redis;
 }
 
 export function consumerConnection(settings: RedisSettings): Redis {
