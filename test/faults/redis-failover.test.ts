@@ -137,6 +137,7 @@ async function failover(label: string, replicas: number) {
   redis.link.hold();
   await new Promise((resolve) => setTimeout(resolve, LAG_MS));
   await redis.primary.kill();
+  const killedAt = Date.now();
   await redis.link.cut();
   await waitFor(
     "the Sentinels to promote the replica",
@@ -144,6 +145,7 @@ async function failover(label: string, replicas: number) {
     30_000,
   );
   running.promotedAt = Date.now();
+  const promotedAfterMs = running.promotedAt - killedAt;
   // Restarted as the new primary's replica, as a Sentinel-aware start (k8s/redis) restarts it.
   await redis.primary.start(["--replicaof", "127.0.0.1", String(redis.replica.port)]);
   await waitFor(
@@ -155,7 +157,7 @@ async function failover(label: string, replicas: number) {
   await load;
   await Promise.all(queues.map((queue) => queue.resume()));
   await drained(queues, 60_000);
-  return { ...(await tally(stack.db.sql, stack.project.id, sent)), load: sent };
+  return { ...(await tally(stack.db.sql, stack.project.id, sent)), load: sent, promotedAfterMs };
 }
 
 describe("Redis primary killed and a replica promoted by Sentinel, under load", () => {
@@ -163,7 +165,8 @@ describe("Redis primary killed and a replica promoted by Sentinel, under load", 
     const outcome = await failover("redis_failover_ack", 1);
     console.log(
       `failover with REDIS_REPLICAS_ACK=1: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
-        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}`,
+        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
+        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
     );
     expect(outcome.lost).toEqual([]);
     expect(outcome.twice).toEqual([]);
@@ -177,7 +180,8 @@ describe("Redis primary killed and a replica promoted by Sentinel, under load", 
     const outcome = await failover("redis_failover_no_ack", 0);
     console.log(
       `failover with REDIS_REPLICAS_ACK=0: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
-        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}`,
+        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
+        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
     );
     expect(outcome.lost.length).toBeGreaterThan(0);
   });

@@ -48,7 +48,7 @@ export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
  */
 export const MAX_WAITING_READERS = 1_000;
 
-/** Producers queue no command while disconnected, so the start-up check waits for the connection. */
+/** Producers queue no command while disconnected, so the start-up check (and the first writes) wait for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
   if (redis.status === "ready") return true;
   return new Promise((resolve) => {
@@ -165,7 +165,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const disconnect = () => both.forEach((connection) => connection.disconnect());
   for (const connection of both)
     connection.on("error", (error: Error) => logger.warn({ err: error.message }, "redis connection error"));
-  if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
+  const connected = await Promise.all(both.map((connection) => connectedWithin(connection, REDIS_START_WAIT_MS)));
+  if (connected.every(Boolean)) {
     await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(
       (error: unknown) => {
         disconnect();

@@ -13,11 +13,18 @@ export interface QueuesAt {
 
 /**
  * Every connection to Redis of the apps is made here. With Sentinels, ioredis asks them for the
- * primary at each (re)connection, checks that the server it reaches is one (ROLE, at its ready
- * check), and hears of a promotion from them (failoverDetector) rather than only from a dropped
- * connection: a primary cut off but still running keeps its clients' connections open.
+ * primary at each (re)connection and checks that the server it reaches is one (ROLE, at its ready
+ * check); a primary demoted closes its clients' connections, or refuses their writes (READONLY).
+ * Not ioredis's failoverDetector: a promotion announced while a connection was being made again
+ * ended it for good (status "end": every write 500 until a restart, in test/faults/redis-failover).
+ * Without Sentinels, a managed service's failover moves its address (DNS) to the promoted replica.
  */
-function connection(settings: RedisSettings, options: RedisOptions): Redis {
+function connection(settings: RedisSettings, given: RedisOptions): Redis {
+  const options: RedisOptions = {
+    ...given,
+    // A write that reaches a primary demoted meanwhile is refused (READONLY): reconnect, to the new one.
+    reconnectOnError: (error) => error.message.startsWith("READONLY"),
+  };
   const sentinel = settings.redisSentinel;
   if (sentinel === undefined) return new Redis(settings.redisUrl, options);
   return new Redis(settings.redisUrl, {
@@ -26,11 +33,8 @@ function connection(settings: RedisSettings, options: RedisOptions): Redis {
     name: sentinel.name,
     sentinelPassword: sentinel.password,
     role: "master",
-    failoverDetector: true,
     // The URL's rediss: sets `tls`, which a Sentinel-found primary is reached with only when told.
     enableTLSForSentinelMode: settings.redisUrl.startsWith("rediss:"),
-    // A write that reaches a primary demoted meanwhile is refused (READONLY): reconnect, to the new one.
-    reconnectOnError: (error) => error.message.startsWith("READONLY"),
   });
 }
 
