@@ -2,12 +2,12 @@
 // gateway as 1,000-operation batches, beside single identify calls on the same gateway, in turns.
 // Usage: npm run build && node bench/batch.mjs   (BENCH_RUNS=5 for more runs)
 import {
+  batchIntake,
+  batchRequests,
   clearQueue,
   createBenchDatabase,
   ctl,
-  identifyFields,
   intake,
-  load,
   repeatInTurns,
   startGateway,
   uniqueName,
@@ -28,12 +28,7 @@ const DURATION_S = Number(process.env.BENCH_DURATION ?? 8);
 /** Each kind first takes this much load unmeasured, so no run pays for its JIT compiling. */
 const WARMUP_S = 2;
 
-const batchRequests = Array.from({ length: BATCH_BODIES }, (_, b) => ({
-  method: "POST",
-  body: JSON.stringify({
-    batch: Array.from({ length: BATCH_SIZE }, (_, i) => ({ type: "identify", ...identifyFields(b * BATCH_SIZE + i) })),
-  }),
-}));
+const requests = batchRequests(BATCH_SIZE, BATCH_BODIES);
 
 const fmt = (n, digits = 0) =>
   n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -49,14 +44,7 @@ async function main() {
       const run =
         kind === "single"
           ? await intake(gateway.url, `/api/v2/users/track?auth_token=${authToken}`, SINGLE_CONNECTIONS, duration)
-          : await load({
-              url: `${gateway.url}/api/v2/batch?auth_token=${authToken}`,
-              method: "POST",
-              headers: { "content-type": "application/json" },
-              connections: BATCH_CONNECTIONS,
-              duration,
-              requests: batchRequests,
-            });
+          : await batchIntake(gateway.url, authToken, requests, BATCH_CONNECTIONS, duration);
       // No worker runs: what is queued is dropped, so that each run meets the same Redis.
       await clearQueue(queuePrefix);
       const perRequest = kind === "single" ? 1 : BATCH_SIZE;

@@ -79,15 +79,13 @@ function thirtyNodeJourney() {
 async function serveBaseline() {
   const dist = (path) => import(new URL(`../${path}`, import.meta.url).href);
   const { createApp } = await dist("apps/gateway/dist/app.js");
-  const { gatewayDeps } = await dist("apps/gateway/dist/gateway.js");
+  const { gatewayDeps, gatewayRedis } = await dist("apps/gateway/dist/gateway.js");
   const { CredentialCache } = await dist("apps/gateway/dist/auth/credential-cache.js");
   const { createLogger, loadConfig } = await dist("libs/config/dist/index.js");
-  const { producerConnection } = await dist("libs/queue/dist/index.js");
 
   const config = loadConfig();
-  const redis = producerConnection(config.redisUrl);
   const precomputedRows = [{ journey: process.env.JOURNEY, messages: process.env.MESSAGES }];
-  const deps = gatewayDeps(config, createLogger("baseline", "warn"), redis, async () => precomputedRows);
+  const deps = gatewayDeps(config, createLogger("baseline", "warn"), gatewayRedis(config), async () => precomputedRows);
   deps.credentials = new CredentialCache(async () => ({
     projectId: 1,
     kind: "api_key",

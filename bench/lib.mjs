@@ -182,12 +182,16 @@ export async function repeat(label, measure) {
 
 /**
  * Like `repeat` for several measurements `{name: measure}` that take turns, one run each per
- * round, so that all of them meet the same machine load (which drifts on a shared VM).
+ * round, so that all of them meet the same machine load (which drifts on a shared VM). With
+ * `alternate`, every other round runs them in the reverse order, so that none always follows
+ * the same one (and whatever it leaves behind: a Redis rewriting its AOF, a collection).
  */
-export async function repeatInTurns(measurements) {
+export async function repeatInTurns(measurements, { alternate = false } = {}) {
   const runs = Object.fromEntries(Object.keys(measurements).map((name) => [name, []]));
   for (let i = 0; i < RUNS; i += 1) {
-    for (const [name, measure] of Object.entries(measurements)) {
+    const order = Object.entries(measurements);
+    if (alternate && i % 2 === 1) order.reverse();
+    for (const [name, measure] of order) {
       const run = await measure();
       console.error(`  ${name} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
       runs[name].push(run);
@@ -277,6 +281,28 @@ export function intakeRequests(bodyFields = {}) {
 }
 
 const INTAKE_REQUESTS = intakeRequests();
+
+/** `count` distinct `POST /batch` bodies of `size` identifies each, every body naming other users. */
+export function batchRequests(size, count = 20) {
+  return Array.from({ length: count }, (_, b) => ({
+    method: "POST",
+    body: JSON.stringify({
+      batch: Array.from({ length: size }, (_, i) => ({ type: "identify", ...identifyFields(b * size + i) })),
+    }),
+  }));
+}
+
+/** Batches (`batchRequests`) against one gateway, for `duration` seconds. */
+export async function batchIntake(url, authToken, requests, connections, duration) {
+  return load({
+    url: `${url}/api/v2/batch?auth_token=${authToken}`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    connections,
+    duration,
+    requests,
+  });
+}
 
 /** Identify requests with distinct bodies against one gateway, for `duration` seconds. */
 export async function intake(url, path, connections = 100, duration = 10, requests = INTAKE_REQUESTS) {

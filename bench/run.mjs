@@ -11,6 +11,7 @@ const ALL = [
   "events",
   "changes",
   "batch",
+  "replicas",
   "import",
   "memory",
   "topics",

@@ -89,7 +89,7 @@ function pairing(label: string, trees: () => { gateway: string; worker: string }
     await waitFor(`the ${label} worker to start`, async () =>
       state.worker.output().includes("worker started") ? true : undefined,
     );
-    state.connection = producerConnection(config.redisUrl);
+    state.connection = producerConnection(config);
     state.queues = {
       identify: profileOperationsQueue(state.connection, prefix.prefix),
       events: eventsQueue(state.connection, prefix.prefix),

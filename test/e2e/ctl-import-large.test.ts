@@ -51,7 +51,7 @@ it(`imports a file larger than the ctl's heap (--max-old-space-size=${HEAP_MB})`
   expect(summary).toMatchObject({ imported: LINES, rejected: 0, skipped: 0, profile_operations: LINES });
   console.log(`ctl import: ${LINES} lines in ${Date.now() - started} ms under a ${HEAP_MB} MB heap`);
 
-  const connection = producerConnection(stack.config.redisUrl);
+  const connection = producerConnection(stack.config);
   const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
   try {
     // An import's jobs wait behind live traffic, in the prioritized set (docs/bulk.md).

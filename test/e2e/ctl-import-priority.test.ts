@@ -27,7 +27,7 @@ let queues: { identify: Queue; events: Queue };
 beforeAll(async () => {
   stack = await createTestStack("ctl_import_priority", { workerConcurrency: 1 });
   dir = mkdtempSync(join(tmpdir(), "ctl-import-priority-"));
-  connection = producerConnection(stack.config.redisUrl);
+  connection = producerConnection(stack.config);
   queues = {
     identify: profileOperationsQueue(connection, stack.config.queuePrefix),
     events: eventsQueue(connection, stack.config.queuePrefix),

@@ -73,7 +73,7 @@ async function importFile(project: TestProject, args: string[]) {
 /** Until no job waits in either batch queue (nothing left to apply). */
 /** Every job the imports queued applied. */
 async function importsApplied(): Promise<void> {
-  const connection = producerConnection(stack.config.redisUrl);
+  const connection = producerConnection(stack.config);
   const queues = [
     profileOperationsQueue(connection, stack.config.queuePrefix),
     eventsQueue(connection, stack.config.queuePrefix),

@@ -29,7 +29,7 @@ beforeAll(async () => {
   stack = await createTestStack("events", { eventDedupWindowS: 300 });
   base = (await stack.gateway()).url;
   await stack.worker();
-  redis = producerConnection(stack.config.redisUrl);
+  redis = producerConnection(stack.config);
   queue = eventsQueue(redis, stack.config.queuePrefix);
 });
 afterAll(async () => {

@@ -45,7 +45,7 @@ beforeAll(async () => {
   stack = await createTestStack("identify");
   base = (await stack.gateway()).url;
   await stack.worker();
-  redis = producerConnection(stack.config.redisUrl);
+  redis = producerConnection(stack.config);
   queue = profileOperationsQueue(redis, stack.config.queuePrefix);
 });
 afterAll(async () => {

@@ -76,7 +76,7 @@ describe("GET /api/v2/users/:id", () => {
   });
 
   it("reads a reidentified user's ids as one profile under its new id, and 404s once it is deleted", async () => {
-    const connection = producerConnection(stack.config.redisUrl);
+    const connection = producerConnection(stack.config);
     const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
     const p = profileOperations(stack.project.id);
     const now = Date.now();

@@ -60,9 +60,9 @@ const identify = (projectId: number, id: string, t: number, data: IdentifyEvent[
 describe("failed jobs", () => {
   it("are kept until replayed or discarded, by project", async () => {
     const other = await createProject(stack.db.sql, "other");
-    const connection = producerConnection(stack.config.redisUrl);
+    const connection = producerConnection(stack.config);
     const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
-    const workerConnection = consumerConnection(stack.config.redisUrl);
+    const workerConnection = consumerConnection(stack.config);
     // A job that failed for good, as one that stalled past its limit does: no worker of ours runs yet.
     const failing = new Worker(
       queue.name,

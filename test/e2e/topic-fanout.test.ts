@@ -258,7 +258,7 @@ describe("fan-out of a default change", () => {
 
 describe("job kinds", () => {
   it("leaves a fan-out job of a version the worker does not know alone: neither run nor failed", async () => {
-    const connection = producerConnection(stack.config.redisUrl);
+    const connection = producerConnection(stack.config);
     const queue = topicFanoutQueue(connection, stack.config.queuePrefix);
     try {
       const job = await queue.add(TOPIC_FANOUT_JOB, { kind: "topic-fanout", v: 2 as 1, topicId: 1, generation: 1 });

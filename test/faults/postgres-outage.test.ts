@@ -6,6 +6,7 @@ import {
   IMPORT_JOB_PRIORITY,
   maintenanceQueue,
   producerConnection,
+  type RedisSettings,
   profileOperationsQueue,
 } from "@cm/queue";
 import { startWorker, type RunningWorker } from "@cm/worker";
@@ -33,7 +34,7 @@ let project: TestProject;
 let gateway: RunningGateway;
 let worker: RunningWorker;
 const queue = createTestQueuePrefix("postgres_outage");
-let redisUrl: string;
+let redis: RedisSettings;
 
 beforeAll(async () => {
   postgres = await startPrivatePostgres();
@@ -41,7 +42,7 @@ beforeAll(async () => {
   await migrate(sql);
   project = await createTestProject(sql);
   const settings = testConfig(postgres.url, queue.prefix, { jobRetryBaseDelayMs: 5, jobRetryMaxDelayMs: 50 });
-  redisUrl = settings.redisUrl;
+  redis = settings;
   gateway = await startGateway(settings, testLogger("postgres_outage"));
   worker = await startWorker(settings, testLogger("postgres_outage"));
 });
@@ -74,7 +75,7 @@ async function outageRetries(): Promise<number> {
  * machine it was still running when the test crashed Postgres, and 21 jobs waited for 20 sent.
  */
 async function retentionAtStartDone(): Promise<void> {
-  const connection = producerConnection(redisUrl);
+  const connection = producerConnection(redis);
   const schedule = maintenanceQueue(connection, queue.prefix);
   try {
     await waitFor("the retention of the worker's start", async () => {
@@ -105,7 +106,7 @@ describe("Postgres down for longer than any retry budget", () => {
     await retentionAtStartDone();
 
     postgres.crash();
-    const connection = producerConnection(redisUrl);
+    const connection = producerConnection(redis);
     const jobs = profileOperationsQueue(connection, queue.prefix);
     try {
       const imported = await addProfileOperationsBatch(jobs, importedOperations(["imported-during"]), {

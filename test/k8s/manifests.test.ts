@@ -26,7 +26,11 @@ import { preloadDeclaredTypes, validateManifest } from "./validate";
 
 const ROOT = resolve(__dirname, "..", "..");
 const K8S = join(ROOT, "k8s");
-const OVERLAYS = { dev: join(K8S, "overlays", "dev"), prod: join(K8S, "overlays", "prod") };
+const OVERLAYS = {
+  dev: join(K8S, "overlays", "dev"),
+  prod: join(K8S, "overlays", "prod"),
+  prodSentinel: join(K8S, "overlays", "prod-sentinel"),
+};
 const QUEUES = [PROFILE_OPERATIONS_QUEUE, EVENTS_QUEUE, TOPIC_FANOUT_QUEUE];
 
 function walk(dir: string): string[] {
@@ -130,6 +134,7 @@ describe.each([
   ["base", join(K8S, "base")],
   ["dev", OVERLAYS.dev],
   ["prod", OVERLAYS.prod],
+  ["prod-sentinel", OVERLAYS.prodSentinel],
 ])("kustomize output of %s", (label, dir) => {
   const objects = kustomizeBuild(dir);
 
@@ -147,9 +152,10 @@ describe.each([
 });
 
 describe.each([
-  ["dev", OVERLAYS.dev, true],
-  ["prod", OVERLAYS.prod, false],
-] as const)("the %s overlay", (label, dir, shipsSecret) => {
+  ["dev", OVERLAYS.dev, "cm-dev", true],
+  ["prod", OVERLAYS.prod, "cm-prod", false],
+  ["prod-sentinel", OVERLAYS.prodSentinel, "cm-prod", false],
+] as const)("the %s overlay", (label, dir, namespace, shipsSecret) => {
   const objects = kustomizeBuild(dir);
 
   it("follows the deployment policies", () => {
@@ -158,8 +164,8 @@ describe.each([
 
   it("puts everything in its own namespace", () => {
     const namespaced = objects.filter((o) => o.kind !== "Namespace");
-    expect(new Set(namespaced.map((o) => o.metadata.namespace))).toEqual(new Set([`cm-${label}`]));
-    expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name)).toEqual([`cm-${label}`]);
+    expect(new Set(namespaced.map((o) => o.metadata.namespace))).toEqual(new Set([namespace]));
+    expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name)).toEqual([namespace]);
   });
 
   it("gives the processes a configuration they accept", () => {
@@ -319,6 +325,15 @@ describe("the policy checks catch violations", () => {
     ],
   ])("%s", (_, mutate, expected) => {
     expect(violationsAfter(mutate)).toMatch(expected);
+  });
+
+  it("KEDA on other Sentinels than the processes'", () => {
+    const objects = kustomizeBuild(OVERLAYS.prodSentinel);
+    expect(policyViolations(objects, { queues: QUEUES, shipsSecret: false })).toEqual([]);
+    objects.find((o) => o.kind === "ConfigMap")!.data.REDIS_SENTINELS = "redis-sentinel:26379";
+    expect(policyViolations(objects, { queues: QUEUES, shipsSecret: false }).join("\n")).toMatch(
+      /trigger identify-backlog: not on the Sentinels redis-sentinel:26379 and primary mymaster/,
+    );
   });
 });
 

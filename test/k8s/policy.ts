@@ -16,6 +16,8 @@ export interface PolicyContext {
 }
 
 const WORKLOAD_KINDS = new Set(["Deployment", "Job"]);
+/** KEDA's scalers of a Redis list's length: on one server, and on the primary Sentinels name. */
+const REDIS_LIST_SCALERS = new Set(["redis", "redis-sentinel"]);
 
 function name(o: KObject): string {
   return `${o.kind}/${o.metadata?.name}`;
@@ -190,12 +192,23 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
   else {
     if (!(so.spec.minReplicaCount >= 1 && so.spec.maxReplicaCount >= so.spec.minReplicaCount))
       v.push("ScaledObject cm-worker has a bad range");
-    const lists = (so.spec.triggers ?? []).map((t: KObject) => (t.type === "redis" ? t.metadata?.listName : undefined));
+    const lists = (so.spec.triggers ?? []).map((t: KObject) =>
+      REDIS_LIST_SCALERS.has(t.type) ? t.metadata?.listName : undefined,
+    );
     for (const queue of context.queues) {
       const wanted = `${queuePrefix}:${queue}:wait`;
       if (!lists.includes(wanted)) v.push(`ScaledObject cm-worker has no redis trigger on ${wanted}`);
     }
     for (const trigger of so.spec.triggers ?? []) {
+      // KEDA must read the primary the processes write to.
+      if (trigger.type === "redis-sentinel") {
+        const sentinels = configValue(objects, "REDIS_SENTINELS");
+        const name = configValue(objects, "REDIS_SENTINEL_NAME") ?? "mymaster";
+        if (trigger.metadata?.addresses !== sentinels || trigger.metadata?.sentinelMaster !== name)
+          v.push(
+            `ScaledObject trigger ${trigger.name}: not on the Sentinels ${sentinels} and primary ${name} of the processes`,
+          );
+      }
       const auth = trigger.authenticationRef?.name;
       const ta = auth && find("TriggerAuthentication", auth);
       if (!ta) v.push(`ScaledObject trigger ${trigger.name}: TriggerAuthentication ${auth} missing`);

@@ -12,10 +12,11 @@ import { Redis } from "ioredis";
  */
 export interface PrivateRedis {
   url: string;
+  port: number;
   /** SIGKILL: no shutdown save, as a crash. */
   kill(): Promise<void>;
-  /** Starts it again on the same port and data folder (it reloads its AOF). */
-  start(): Promise<void>;
+  /** Starts it again on the same port and data folder (it reloads its AOF), with these settings added. */
+  start(more?: string[]): Promise<void>;
   /** SIGSTOP / SIGCONT: a stalled server, connections open, nothing answered. */
   pause(): void;
   resume(): void;
@@ -42,10 +43,10 @@ export async function startPrivateRedis(settings: string[]): Promise<PrivateRedi
   let child: ChildProcess | null = null;
   const clients: Redis[] = [];
 
-  const start = async () => {
+  const start = async (more: string[] = []) => {
     child = spawn(
       "redis-server",
-      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...settings],
+      ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", ...settings, ...more],
       { stdio: "ignore" },
     );
     for (let tries = 0; tries < 100; tries += 1) {
@@ -73,6 +74,7 @@ export async function startPrivateRedis(settings: string[]): Promise<PrivateRedi
   await start();
   return {
     url,
+    port,
     kill,
     start,
     pause: () => child?.kill("SIGSTOP"),

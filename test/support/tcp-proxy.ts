@@ -7,6 +7,8 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 export class TcpProxy {
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
+  /** The proxy's own connections to the service. */
+  private readonly upstreams = new Set<Socket>();
   port = 0;
 
   constructor(
@@ -22,6 +24,8 @@ export class TcpProxy {
         socket.on("close", () => this.sockets.delete(socket));
         socket.on("error", () => socket.destroy());
       }
+      this.upstreams.add(upstream);
+      upstream.on("close", () => this.upstreams.delete(upstream));
       client.pipe(upstream).pipe(client);
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
@@ -30,6 +34,17 @@ export class TcpProxy {
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
     return this.port;
+  }
+
+  /**
+   * What the service sends is no longer passed on, but held (what clients send still reaches it):
+   * a link that lags. cut() then drops what is held, undelivered.
+   */
+  hold(): void {
+    for (const upstream of this.upstreams) {
+      upstream.unpipe();
+      upstream.pause();
+    }
   }
 
   /** Drops every connection and stops listening: the service looks down. */

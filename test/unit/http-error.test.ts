@@ -6,6 +6,7 @@ import { CredentialLookupsThrottled } from "../../apps/gateway/src/auth/credenti
 import { toApiError } from "../../apps/gateway/src/errors/http-error";
 import { QueueWritesBackedUp } from "../../apps/gateway/src/micro-batcher";
 import { DuplicateTopicName, NotFound, QueueUnavailable } from "@cm/app";
+import { ReplicasBehind } from "@cm/queue";
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "../../apps/gateway/src/use-cases/errors";
 
 const answer = (error: unknown) => {
@@ -33,7 +34,7 @@ describe("errors/http-error.ts", () => {
     });
     const reused = new IdempotencyKeyReused();
     expect(answer(reused)).toEqual({ status: 422, problems: [{ message: reused.message }], detail: reused.message });
-    for (const unavailable of [new QueueUnavailable(), new QueueWritesBackedUp("late")]) {
+    for (const unavailable of [new QueueUnavailable(), new QueueWritesBackedUp("late"), new ReplicasBehind("0 of 1")]) {
       expect(answer(unavailable)).toEqual({ status: 503, code: "unavailable", retryAfterSeconds: 5 });
     }
     expect(answer(new CredentialLookupsThrottled("too many"))).toEqual({

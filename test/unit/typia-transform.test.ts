@@ -70,4 +70,38 @@ describe("typia transform", () => {
     expect(() => loadConfig({ IDENTIFY_BATCH_SIZE: "0" })).toThrow(/profileOperationsBatch\.size/);
     expect(() => loadConfig({ IDENTIFY_WRITE_TIMEOUT_MS: "10" })).toThrow(/profileOperationsBatch\.writeTimeoutMs/);
   });
+
+  it("reads where the Sentinels are and how many replicas a job write waits for", () => {
+    expect(loadConfig({})).toMatchObject({ redisReplicasAck: { replicas: 0, timeoutMs: 500 } });
+    expect(loadConfig({}).redisSentinel).toBeUndefined();
+    expect(
+      loadConfig({
+        REDIS_SENTINELS: "sentinel-0:26379, [::1]:26380",
+        REDIS_SENTINEL_PASSWORD: "s3cret",
+        REDIS_REPLICAS_ACK: "1",
+        REDIS_REPLICAS_ACK_TIMEOUT_MS: "250",
+      }),
+    ).toMatchObject({
+      redisSentinel: {
+        sentinels: [
+          { host: "sentinel-0", port: 26379 },
+          { host: "::1", port: 26380 },
+        ],
+        name: "mymaster",
+        password: "s3cret",
+      },
+      redisReplicasAck: { replicas: 1, timeoutMs: 250 },
+    });
+    expect(loadConfig({ REDIS_SENTINELS: "a:1", REDIS_SENTINEL_NAME: "cm" }).redisSentinel?.name).toBe("cm");
+    expect(() => loadConfig({ REDIS_SENTINELS: "sentinel-0" })).toThrow(
+      /REDIS_SENTINELS: "sentinel-0" is not host:port/,
+    );
+    expect(() => loadConfig({ REDIS_SENTINELS: "a:70000" })).toThrow(/redisSentinel\.sentinels\[0\]\.port/);
+    expect(() => loadConfig({ REDIS_REPLICAS_ACK: "-1" })).toThrow(/redisReplicasAck\.replicas/);
+    // Waiting twice the timeout (the WAIT in flight, then its own) must end before the write's own timeout.
+    expect(() => loadConfig({ REDIS_REPLICAS_ACK: "1", REDIS_REPLICAS_ACK_TIMEOUT_MS: "1000" })).toThrow(
+      /REDIS_REPLICAS_ACK_TIMEOUT_MS \(1000\) must be under half of PROFILE_OPERATIONS_WRITE_TIMEOUT_MS \(2000\)/,
+    );
+    expect(loadConfig({ REDIS_REPLICAS_ACK_TIMEOUT_MS: "1000" }).redisReplicasAck.timeoutMs).toBe(1000);
+  });
 });

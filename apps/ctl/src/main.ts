@@ -141,7 +141,7 @@ async function run(argv: string[]): Promise<unknown> {
         : positionals.join(" ");
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-ctl" });
-  const redis = { url: config.redisUrl, prefix: config.queuePrefix };
+  const queuesAt = { redis: config, prefix: config.queuePrefix };
   try {
     switch (command) {
       case "migrate":
@@ -196,9 +196,9 @@ async function run(argv: string[]): Promise<unknown> {
           ...(values.to === undefined ? {} : { to: values.to }),
         });
       case "replay":
-        return await replayCommand(sql, redis, heldFilter(values));
+        return await replayCommand(sql, queuesAt, heldFilter(values));
       case "discard":
-        return await discardCommand(sql, redis, heldFilter(values));
+        return await discardCommand(sql, queuesAt, heldFilter(values));
       case "export":
         return new Summary(
           await exportCommand(sql, integerOption(values, "project"), {
@@ -210,7 +210,7 @@ async function run(argv: string[]): Promise<unknown> {
         return new Summary(
           await importCommand(
             sql,
-            redis,
+            queuesAt,
             importOptions(integerOption(values, "project"), positionals.slice(1), values),
           ),
         );

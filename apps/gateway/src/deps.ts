@@ -76,6 +76,8 @@ export interface Health {
   redis: Redis;
   /** Whether readiness also requires a Redis that cannot lose accepted identifies. */
   redisDurability: RedisDurabilityMode;
+  /** Replicas each job write waits for (REDIS_REPLICAS_ACK): readiness requires the primary to have as many in sync. */
+  redisReplicasAck: number;
   /** Turns false when shutdown begins, so /readyz sends traffic elsewhere. */
   readiness: { accepting: boolean };
 }

@@ -48,7 +48,7 @@ export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
  */
 export const MAX_WAITING_READERS = 1_000;
 
-/** Producers queue no command while disconnected, so the start-up check waits for the connection. */
+/** Producers queue no command while disconnected, so the start-up check (and the first writes) wait for the connection. */
 async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
   if (redis.status === "ready") return true;
   return new Promise((resolve) => {
@@ -61,6 +61,22 @@ async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
 }
 
 /**
+ * The gateway's connections to Redis. Jobs are written on one of their own: where they wait for
+ * replicas (REDIS_REPLICAS_ACK), the WAIT that follows a write blocks its connection until the
+ * replicas answer, and the rate limits and batch answers of other requests do not queue behind it.
+ */
+export interface GatewayRedis {
+  jobs: Redis;
+  /** Rate limits, batch answers by Idempotency-Key, the dashboard's webhooks queue, readiness. */
+  shared: Redis;
+}
+
+/** Both, made from the config: gateways, and benchmarks that serve the gateway's app. */
+export function gatewayRedis(config: Config): GatewayRedis {
+  return { jobs: producerConnection(config), shared: producerConnection(config) };
+}
+
+/**
  * What the routes use, made from the config around the given Redis and Postgres clients: the
  * queues, batchers, caches and limits. startGateway serves it; bench/journeys.mjs's baseline
  * serves it with a Postgres client that answers at once, so that both run the same app.
@@ -70,15 +86,15 @@ async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
 export function gatewayDeps(
   config: Config,
   logger: Logger,
-  redis: Redis,
+  { jobs, shared: redis }: GatewayRedis,
   sql: Sql,
   credentialSql: Sql = sql,
 ): GatewayDeps {
-  const queue = profileOperationsQueue(redis, config.queuePrefix);
+  const queue = profileOperationsQueue(jobs, config.queuePrefix);
   queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
-  const trackQueue = eventsQueue(redis, config.queuePrefix);
+  const trackQueue = eventsQueue(jobs, config.queuePrefix);
   trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
-  const fanoutQueue = topicFanoutQueue(redis, config.queuePrefix);
+  const fanoutQueue = topicFanoutQueue(jobs, config.queuePrefix);
   fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
   const hooksQueue = webhooksQueue(redis, config.queuePrefix);
   hooksQueue.on("error", (error) => logger.warn({ err: error.message }, "webhooks queue error"));
@@ -132,6 +148,7 @@ export function gatewayDeps(
     adminToken: config.adminToken,
     adminQueuesWritable: config.adminQueuesWritable,
     redisDurability: config.redisDurability,
+    redisReplicasAck: config.redisReplicasAck.replicas,
     // A wait ends a second before the stall timeout would cut the silent connection.
     changeWaits: new ChangeWaits(
       MAX_WAITING_READERS,
@@ -142,12 +159,17 @@ export function gatewayDeps(
 }
 
 export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
-  const redis = producerConnection(config.redisUrl);
-  redis.on("error", (error) => logger.warn({ err: error.message }, "redis connection error"));
-  if (await connectedWithin(redis, REDIS_START_WAIT_MS)) {
+  const connections = gatewayRedis(config);
+  const { shared: redis } = connections;
+  const both = [connections.jobs, redis];
+  const disconnect = () => both.forEach((connection) => connection.disconnect());
+  for (const connection of both)
+    connection.on("error", (error: Error) => logger.warn({ err: error.message }, "redis connection error"));
+  const connected = await Promise.all(both.map((connection) => connectedWithin(connection, REDIS_START_WAIT_MS)));
+  if (connected.every(Boolean)) {
     await checkRedisDurability(redis, config.redisDurability, (message) => logger.warn(message)).catch(
       (error: unknown) => {
-        redis.disconnect();
+        disconnect();
         throw error;
       },
     );
@@ -156,7 +178,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   }
   const sql = connect(config.databaseUrl, { max: POOL_SIZE, applicationName: "cm-gateway" });
   const credentialSql = connect(config.databaseUrl, { max: 2, applicationName: "cm-gateway-credentials" });
-  const deps = gatewayDeps(config, logger, redis, sql, credentialSql);
+  const deps = gatewayDeps(config, logger, connections, sql, credentialSql);
   // Not waited for: the gateway starts without Postgres, and without the notices (Postgres away at
   // start) waiting readers still read again every 250 ms. sql.end closes its connection.
   listenForChanges(sql, (projectId) => deps.changeWaits.notify(projectId)).catch((error: unknown) => {
@@ -203,7 +225,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
         deps.topicFanoutQueue.close(),
         deps.webhooksQueue.close(),
       ]);
-      redis.disconnect();
+      disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();
     return stopping;

@@ -42,7 +42,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
-  const connection = consumerConnection(config.redisUrl);
+  const connection = consumerConnection(config);
   await checkRedisDurability(connection, config.redisDurability, (message) => logger.warn(message)).catch(
     (error: unknown) => {
       connection.disconnect();

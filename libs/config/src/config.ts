@@ -6,7 +6,15 @@ export type LogLevel = "fatal" | "error" | "warn" | "info" | "debug" | "trace" |
 /** Everything a process needs to start, read once from the environment and then passed in. */
 export interface Config {
   databaseUrl: string & tags.Pattern<"^postgres(ql)?://">;
+  /**
+   * The Redis server; with `redisSentinel`, only its user, password, database and scheme (rediss:
+   * TLS) are read, and the Sentinels say where the primary is.
+   */
   redisUrl: string & tags.Pattern<"^rediss?://">;
+  /** Where the Sentinels that watch the primary are (REDIS_SENTINELS); unset, REDIS_URL names the server. */
+  redisSentinel?: RedisSentinelSettings;
+  /** What a queued operation must reach before it is answered 200 (REDIS_REPLICAS_ACK). */
+  redisReplicasAck: ReplicasAckSettings;
   port: number & tags.Type<"uint32"> & tags.Maximum<65535>;
   logLevel: LogLevel;
   /**
@@ -95,6 +103,28 @@ export interface Config {
   webhooks: WebhookSettings;
 }
 
+/** The Sentinels that watch the Redis primary and promote a replica when it fails (docs/operations-redis.md). */
+export interface RedisSentinelSettings {
+  sentinels: {
+    host: string & tags.MinLength<1>;
+    port: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<65535>;
+  }[] &
+    tags.MinItems<1>;
+  /** The primary's name among them (their `sentinel monitor` name). */
+  name: string & tags.MinLength<1>;
+  /** Where the Sentinels ask for one (`requirepass` in sentinel.conf); unset, they are asked without. */
+  password?: string & tags.MinLength<1>;
+}
+
+/**
+ * A job write is answered only once this many replicas hold it (Redis WAIT, within `timeoutMs`),
+ * so that a failover that promotes one of them cannot lose it; 0 answers on the primary's word.
+ */
+export interface ReplicasAckSettings {
+  replicas: number & tags.Type<"uint32"> & tags.Maximum<16>;
+  timeoutMs: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<10000>;
+}
+
 /** How webhooks are signed, sent, retried and parked. */
 export interface WebhookSettings {
   /**
@@ -174,6 +204,39 @@ function microBatchSettings(env: NodeJS.ProcessEnv, prefix: string) {
   };
 }
 
+/** REDIS_SENTINELS, `host:port` pairs separated by commas (an IPv6 host in brackets), or unset. */
+function redisSentinel(env: NodeJS.ProcessEnv) {
+  if (!env.REDIS_SENTINELS) return undefined;
+  const sentinels = env.REDIS_SENTINELS.split(",").map((entry) => {
+    const address = /^\s*\[?([^\]]*?)\]?:(\d+)\s*$/.exec(entry);
+    if (address === null) throw new ConfigError(`REDIS_SENTINELS: "${entry.trim()}" is not host:port`);
+    return { host: address[1], port: Number(address[2]) };
+  });
+  return {
+    sentinels,
+    name: env.REDIS_SENTINEL_NAME ?? "mymaster",
+    ...(env.REDIS_SENTINEL_PASSWORD ? { password: env.REDIS_SENTINEL_PASSWORD } : {}),
+  };
+}
+
+/**
+ * A writer waits for the replicas at most twice their timeout (the acknowledgement in flight when
+ * its write lands, then its own): within its batch's write timeout, a missing replica is a 503.
+ */
+function checkReplicasAckFitsWrites(config: Config): void {
+  if (config.redisReplicasAck.replicas === 0) return;
+  for (const [name, batch] of [
+    ["PROFILE_OPERATIONS_WRITE_TIMEOUT_MS", config.profileOperationsBatch],
+    ["EVENTS_WRITE_TIMEOUT_MS", config.eventsBatch],
+  ] as const) {
+    if (2 * config.redisReplicasAck.timeoutMs >= batch.writeTimeoutMs) {
+      throw new ConfigError(
+        `invalid configuration: REDIS_REPLICAS_ACK_TIMEOUT_MS (${config.redisReplicasAck.timeoutMs}) must be under half of ${name} (${batch.writeTimeoutMs})`,
+      );
+    }
+  }
+}
+
 /** WEBHOOK_SECRET_KEY, or the content of the file WEBHOOK_SECRET_KEY_FILE names (a mounted secret). */
 function webhookSecretKey(env: NodeJS.ProcessEnv): string | undefined {
   if (env.WEBHOOK_SECRET_KEY) return env.WEBHOOK_SECRET_KEY;
@@ -191,6 +254,11 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
   const candidate = {
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    redisSentinel: redisSentinel(env),
+    redisReplicasAck: {
+      replicas: numberOr(env.REDIS_REPLICAS_ACK, 0),
+      timeoutMs: numberOr(env.REDIS_REPLICAS_ACK_TIMEOUT_MS, 500),
+    },
     port: numberOr(env.PORT, 3000),
     logLevel: env.LOG_LEVEL ?? "info",
     redisDurability: env.REDIS_DURABILITY ?? "require",
@@ -247,5 +315,6 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     const problems = result.errors.map((e) => `${e.path.replace("$input.", "")}: expected ${e.expected}`);
     throw new ConfigError(`invalid configuration: ${problems.join("; ")}`);
   }
+  checkReplicasAckFitsWrites(result.data);
   return result.data;
 }

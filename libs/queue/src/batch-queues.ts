@@ -1,6 +1,7 @@
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
+import { replicasAcknowledged } from "./replica-acknowledgement";
 import { EVENTS_JOB, EVENTS_QUEUE, PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE } from "./names";
 import {
   batchItems,
@@ -59,13 +60,25 @@ export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobD
   return new Queue(EVENTS_QUEUE, { connection, prefix, defaultJobOptions: EVENTS_JOB_OPTIONS });
 }
 
+/**
+ * The job `write` queues, once it is in Redis and, where its queue's connection was made to wait
+ * for replicas (REDIS_REPLICAS_ACK), on that many of them. Every door (the gateway's
+ * micro-batchers, the ctl's import and replay) queues through here, so that what it answers for
+ * survives a failover. Throws ReplicasBehind when they do not confirm in time.
+ */
+export async function acknowledgedWrite<T>(queue: Pick<Queue, "opts">, write: Promise<T>): Promise<T> {
+  const job = await write;
+  await replicasAcknowledged(queue.opts.connection);
+  return job;
+}
+
 /** One job per gateway micro-batch, in the payload version this release writes, stamped with when it was accepted for the lag metric. */
 export function addProfileOperationsBatch(
   queue: Queue<ProfileOperationsJobData>,
   operations: ProfileOperation[],
   options: BatchJobOptions = {},
 ): Promise<Job<ProfileOperationsJobData>> {
-  return queue.add(PROFILE_OPERATIONS_JOB, profileOperationsJobData(operations), options);
+  return acknowledgedWrite(queue, queue.add(PROFILE_OPERATIONS_JOB, profileOperationsJobData(operations), options));
 }
 
 export function addEventBatch(
@@ -73,7 +86,7 @@ export function addEventBatch(
   events: TrackedEvent[],
   options: BatchJobOptions = {},
 ): Promise<Job<EventsJobData>> {
-  return queue.add(EVENTS_JOB, eventsJobData(events), options);
+  return acknowledgedWrite(queue, queue.add(EVENTS_JOB, eventsJobData(events), options));
 }
 
 /** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */

@@ -5,5 +5,6 @@ export * from "./maintenance-queue";
 export * from "./names";
 export * from "./payloads";
 export * from "./redis-durability";
+export * from "./replica-acknowledgement";
 export * from "./topic-fanout-queue";
 export * from "./webhook-queue";

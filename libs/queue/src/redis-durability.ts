@@ -69,15 +69,29 @@ export async function checkRedisDurability(
   warn(message);
 }
 
+/** Replicas of the primary this connection reaches that are in sync with it (INFO replication). */
+export async function onlineReplicas(redis: Redis): Promise<number> {
+  const info = await redis.info("replication");
+  return info.match(/^slave\d+:.*state=online/gm)?.length ?? 0;
+}
+
 /**
  * For readiness probes: Redis answers, has room (below 95% of maxmemory, so that traffic moves
- * elsewhere before writes fail), and, where durability is required, cannot lose jobs.
+ * elsewhere before writes fail), and, where durability is required, cannot lose jobs; where
+ * writes wait for replicas (`replicasAck`), the primary has that many in sync, or every write
+ * would wait for them in vain and be answered 503.
  */
-export async function checkRedisReady(redis: Redis, mode: RedisDurabilityMode): Promise<void> {
-  const [memory, problems] = await Promise.all([
+export async function checkRedisReady(redis: Redis, mode: RedisDurabilityMode, replicasAck = 0): Promise<void> {
+  const [memory, problems, replicas] = await Promise.all([
     redisMemoryUse(redis),
     mode === "require" ? redisDurabilityProblems(redis) : Promise.resolve([]),
+    replicasAck > 0 ? onlineReplicas(redis) : Promise.resolve(0),
   ]);
   if (memory >= REDIS_MEMORY_READY_LIMIT) throw new NotReady(`Redis is at ${Math.round(memory * 100)}% of maxmemory`);
   if (problems !== null && problems.length > 0) throw new NotReady("Redis may lose accepted identifies");
+  if (replicas < replicasAck) {
+    throw new NotReady(
+      `the Redis primary has ${replicas} replicas in sync, of the ${replicasAck} REDIS_REPLICAS_ACK requires`,
+    );
+  }
 }

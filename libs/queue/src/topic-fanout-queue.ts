@@ -1,6 +1,6 @@
 import { Queue, type Job, type JobsOptions } from "bullmq";
 import type { Redis } from "ioredis";
-import { TRIED_UNTIL_APPLIED } from "./batch-queues";
+import { acknowledgedWrite, TRIED_UNTIL_APPLIED } from "./batch-queues";
 import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
 
 /** Fan-out jobs name their kind and payload version too (see payloads.ts); those queued before read as this. */
@@ -32,5 +32,5 @@ export function addTopicFanout(
   queue: Queue<TopicFanoutJobData>,
   data: TopicFanoutJobData,
 ): Promise<Job<TopicFanoutJobData>> {
-  return queue.add(TOPIC_FANOUT_JOB, { ...TOPIC_FANOUT_KIND, ...data });
+  return acknowledgedWrite(queue, queue.add(TOPIC_FANOUT_JOB, { ...TOPIC_FANOUT_KIND, ...data }));
 }

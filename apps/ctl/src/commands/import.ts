@@ -12,6 +12,7 @@ import {
   IMPORT_JOB_PRIORITY,
   profileOperationsQueue,
   producerConnection,
+  type QueuesAt,
 } from "@cm/queue";
 import { SingleBar } from "cli-progress";
 import { parse as parseCsv } from "csv-parse";
@@ -397,11 +398,7 @@ function progressBar(size: number | null): SingleBar {
  * state file moved on after each, so that a rerun of the same command continues where the last
  * one stopped.
  */
-export async function importCommand(
-  sql: Sql,
-  redis: { url: string; prefix: string },
-  options: ImportOptions,
-): Promise<ImportSummary> {
+export async function importCommand(sql: Sql, queuesAt: QueuesAt, options: ImportOptions): Promise<ImportSummary> {
   const { projectId } = options;
   const input = options.input === "-" ? null : options.input;
   const format = formatOf(options);
@@ -421,7 +418,14 @@ export async function importCommand(
   const topicIds = new Map(topics.map((topic) => [topic.name.toLowerCase(), topic.id]));
   const source = input === null ? await stdinSource() : await fileSource(input);
   try {
-    return await importSource(source, redis, options, { projectId, format, mapping, statePath, rejectsPath, topicIds });
+    return await importSource(source, queuesAt, options, {
+      projectId,
+      format,
+      mapping,
+      statePath,
+      rejectsPath,
+      topicIds,
+    });
   } finally {
     source.stream.destroy();
     // The stream of stdin reads it through an iterator that destroying the stream leaves waiting.
@@ -471,7 +475,7 @@ interface ImportPlan {
 
 async function importSource(
   source: Source,
-  redis: { url: string; prefix: string },
+  queuesAt: QueuesAt,
   options: ImportOptions,
   plan: ImportPlan,
 ): Promise<ImportSummary> {
@@ -501,10 +505,10 @@ async function importSource(
     ? csvRecords(stream, mapping, { ...DEFAULT_CSV_MAPPING, ...options.columns }, context)
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
-  const connection = producerConnection(redis.url);
+  const connection = producerConnection(queuesAt.redis);
   const queues = {
-    identify: profileOperationsQueue(connection, redis.prefix),
-    events: eventsQueue(connection, redis.prefix),
+    identify: profileOperationsQueue(connection, queuesAt.prefix),
+    events: eventsQueue(connection, queuesAt.prefix),
   };
   const summary: ImportSummary = {
     imported: 0,

@@ -14,6 +14,7 @@ import {
   findInFailedJobs,
   profileOperationsQueue,
   producerConnection,
+  type QueuesAt,
   removeFromFailedJobs,
   type BatchJobData,
   type EventsJobData,
@@ -87,8 +88,8 @@ interface HeldQueues {
   events: Queue<EventsJobData>;
 }
 
-async function withQueues<T>(redisUrl: string, prefix: string, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
-  const connection = producerConnection(redisUrl);
+async function withQueues<T>({ redis, prefix }: QueuesAt, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
+  const connection = producerConnection(redis);
   const queues = { identify: profileOperationsQueue(connection, prefix), events: eventsQueue(connection, prefix) };
   try {
     return await act(queues);
@@ -132,13 +133,8 @@ const queuesOf = (filter: DeadLetterFilter) =>
  * it with its own stamps (newer data stays, an erased user stays erased); a replay cut short
  * may queue some twice, which applies them once.
  */
-async function takeHeld(
-  sql: Sql,
-  redis: { url: string; prefix: string },
-  filter: DeadLetterFilter,
-  replay: boolean,
-): Promise<HeldOutcome> {
-  return withQueues(redis.url, redis.prefix, async (queues) => {
+async function takeHeld(sql: Sql, queuesAt: QueuesAt, filter: DeadLetterFilter, replay: boolean): Promise<HeldOutcome> {
+  return withQueues(queuesAt, async (queues) => {
     const outcome: HeldOutcome = { deadLetters: 0, failedJobItems: 0, unreadable: 0 };
     await eachDeadLetterBatch(sql, filter, async (letters) => {
       const taken = replay ? letters.filter((letter) => operationOf(letter) !== null) : letters;
@@ -164,9 +160,9 @@ async function takeHeld(
 }
 
 /** `ctl replay` (docs/reliability.md): once the cause is fixed, what waits is applied. */
-export const replayCommand = (sql: Sql, redis: { url: string; prefix: string }, filter: DeadLetterFilter) =>
-  takeHeld(sql, redis, filter, true);
+export const replayCommand = (sql: Sql, queuesAt: QueuesAt, filter: DeadLetterFilter) =>
+  takeHeld(sql, queuesAt, filter, true);
 
 /** `ctl discard`: what waits is deleted, never applied. */
-export const discardCommand = (sql: Sql, redis: { url: string; prefix: string }, filter: DeadLetterFilter) =>
-  takeHeld(sql, redis, filter, false);
+export const discardCommand = (sql: Sql, queuesAt: QueuesAt, filter: DeadLetterFilter) =>
+  takeHeld(sql, queuesAt, filter, false);

@@ -5,7 +5,7 @@ import type { Health, Observability, Postgres } from "../deps";
 
 /**
  * /healthz: the process answers. /readyz: it can take traffic (Postgres reachable, Redis
- * reachable with room and, where required, durable; not stopping). /metrics: Prometheus text.
+ * reachable with room and, where required, durable and replicated; not stopping). /metrics: Prometheus text.
  */
 export function healthRoutes(router: Router, deps: Postgres & Health & Observability): void {
   router.get("/healthz", (ctx) => {
@@ -20,7 +20,7 @@ export function healthRoutes(router: Router, deps: Postgres & Health & Observabi
   router.get("/readyz", async (ctx) => {
     const { postgres, redis } = await probeDependencies({
       postgres: () => deps.sql`SELECT 1`,
-      redis: () => checkRedisReady(deps.redis, deps.redisDurability),
+      redis: () => checkRedisReady(deps.redis, deps.redisDurability, deps.redisReplicasAck),
     });
     const ready = deps.readiness.accepting && postgres === "ok" && redis === "ok";
     ctx.status = ready ? 200 : 503;

@@ -1,0 +1,188 @@
+import { profileKeySecrets, type Sql } from "@cm/db";
+import { profileKeysWith } from "@cm/domain";
+import { consumerConnection, eventsQueue, profileOperationsQueue } from "@cm/queue";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { afterEach, describe, expect, it } from "vitest";
+import { startReplicatedRedis, type ReplicatedRedis } from "../support/private-sentinels";
+import { drained } from "../support/queue";
+import { createTestStack, type TestStack } from "../support/services";
+import { waitFor } from "../support/wait";
+
+// docs/operations-redis.md, "Replicas and Sentinel": a primary, its replica and three Sentinels
+// (all private redis-servers on loopback ports). Identifies, events and batches arrive at a
+// gateway, whose worker waits (the queues are paused) so that every acknowledged operation is
+// still in Redis when the primary dies. The replication link lags for half a second, then the
+// primary is killed with SIGKILL: the Sentinels promote the replica, the gateway and the worker
+// find it by themselves, and the old primary comes back as its replica. With REDIS_REPLICAS_ACK=1
+// every operation answered 200 is applied, none twice, and what was sent meanwhile got 500 or
+// 503; without it, the operations answered 200 while the link lagged are lost.
+
+const SETTLE_MS = 2_000;
+const LAG_MS = 500;
+const CLIENTS = 6;
+
+interface Run {
+  redis: ReplicatedRedis;
+  stack: TestStack;
+  admin: Redis;
+  queues: Queue[];
+}
+
+let run: Run | null = null;
+afterEach(async () => {
+  if (run === null) return;
+  await Promise.all(run.queues.map((queue) => queue.close()));
+  run.admin.disconnect();
+  await run.stack.close();
+  await run.redis.stop();
+  run = null;
+});
+
+/** What the load sent and was told: the users whose identify and whose event were answered 200. */
+interface Load {
+  identified: string[];
+  tracked: string[];
+  statuses: Record<number, number>;
+  /** Answers 200 to requests sent once the Sentinels named the new primary. */
+  acceptedAfterPromotion: number;
+}
+
+/**
+ * `CLIENTS` callers sending, one after another, an identify, an event and a batch of one of each,
+ * until `running.on` turns false; `load` counts as they go.
+ */
+async function sendLoad(
+  base: string,
+  token: string,
+  label: string,
+  running: { on: boolean; promotedAt: number },
+  load: Load,
+) {
+  let n = 0;
+  const send = async (path: string, body: object, identified: string[], tracked: string[]) => {
+    const sentAt = Date.now();
+    const response = await fetch(`${base}/api/v2${path}?auth_token=${token}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    load.statuses[response.status] = (load.statuses[response.status] ?? 0) + 1;
+    if (response.status !== 200) return;
+    load.identified.push(...identified);
+    load.tracked.push(...tracked);
+    if (sentAt > running.promotedAt) load.acceptedAfterPromotion += 1;
+  };
+  const client = async () => {
+    while (running.on) {
+      const id = `${label}-${n++}`;
+      await send("/users/track", { id: `${id}-i`, data: { n } }, [`${id}-i`], []);
+      await send("/events/track", { identity: { id: `${id}-e` }, event_name: "failover" }, [], [`${id}-e`]);
+      const batch = [
+        { type: "identify", id: `${id}-bi`, data: { n } },
+        { type: "track", identity: { id: `${id}-be` }, event_name: "failover" },
+      ];
+      await send("/batch", { batch }, [`${id}-bi`], [`${id}-be`]);
+    }
+  };
+  await Promise.all(Array.from({ length: CLIENTS }, client));
+}
+
+/** Of the acknowledged operations, those not applied, and those applied more than once (an event stored twice). */
+async function tally(sql: Sql, projectId: number, load: Load) {
+  const keyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
+  const profiles = new Set(
+    (await sql<{ key: string }[]>`SELECT key FROM profiles WHERE project_id = ${projectId}`).map((row) => row.key),
+  );
+  const events = new Map(
+    (
+      await sql<{ user_key: string; n: number }[]>`
+        SELECT user_key, count(*)::integer AS n FROM events WHERE project_id = ${projectId} GROUP BY user_key`
+    ).map((row) => [row.user_key, row.n]),
+  );
+  return {
+    acknowledged: load.identified.length + load.tracked.length,
+    lost: [
+      ...load.identified.filter((id) => !profiles.has(keyOf(projectId, id))),
+      ...load.tracked.filter((id) => !events.has(keyOf(projectId, id))),
+    ],
+    twice: load.tracked.filter((id) => (events.get(keyOf(projectId, id)) ?? 0) > 1),
+  };
+}
+
+/** The failover under load, with a gateway and a worker that wait for `replicas` replicas. */
+async function failover(label: string, replicas: number) {
+  const redis = await startReplicatedRedis();
+  const stack = await createTestStack(label, {
+    redisSentinel: redis.sentinel,
+    redisReplicasAck: { replicas, timeoutMs: 200 },
+    redisDurability: "require",
+  });
+  const admin = consumerConnection(stack.config);
+  admin.on("error", () => {});
+  const queues = [
+    profileOperationsQueue(admin, stack.config.queuePrefix),
+    eventsQueue(admin, stack.config.queuePrefix),
+  ];
+  for (const queue of queues) queue.on("error", () => {});
+  run = { redis, stack, admin, queues };
+  await Promise.all(queues.map((queue) => queue.pause()));
+  const base = (await stack.gateway()).url;
+  await stack.worker();
+
+  const running = { on: true, promotedAt: Infinity };
+  const sent: Load = { identified: [], tracked: [], statuses: {}, acceptedAfterPromotion: 0 };
+  const load = sendLoad(base, stack.project.authToken, label, running, sent);
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  redis.link.hold();
+  await new Promise((resolve) => setTimeout(resolve, LAG_MS));
+  await redis.primary.kill();
+  const killedAt = Date.now();
+  await redis.link.cut();
+  await waitFor(
+    "the Sentinels to promote the replica",
+    async () => ((await redis.primaryPort()) === redis.replica.port ? true : undefined),
+    30_000,
+  );
+  running.promotedAt = Date.now();
+  const promotedAfterMs = running.promotedAt - killedAt;
+  // Restarted as the new primary's replica, as a Sentinel-aware start (k8s/redis) restarts it.
+  await redis.primary.start(["--replicaof", "127.0.0.1", String(redis.replica.port)]);
+  await waitFor(
+    "200s from the promoted primary",
+    async () => (sent.acceptedAfterPromotion >= 20 ? true : undefined),
+    30_000,
+  );
+  running.on = false;
+  await load;
+  await Promise.all(queues.map((queue) => queue.resume()));
+  await drained(queues, 60_000);
+  return { ...(await tally(stack.db.sql, stack.project.id, sent)), load: sent, promotedAfterMs };
+}
+
+describe("Redis primary killed and a replica promoted by Sentinel, under load", () => {
+  it("with REDIS_REPLICAS_ACK=1, applies every operation answered 200, none twice", { timeout: 180_000 }, async () => {
+    const outcome = await failover("redis_failover_ack", 1);
+    console.log(
+      `failover with REDIS_REPLICAS_ACK=1: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
+        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
+        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
+    );
+    expect(outcome.lost).toEqual([]);
+    expect(outcome.twice).toEqual([]);
+    // 500: sent while no primary answered; 503: sent while the replica lagged, or had not come back.
+    expect(Object.keys(outcome.load.statuses).filter((status) => !["200", "500", "503"].includes(status))).toEqual([]);
+    expect(outcome.load.statuses[503]).toBeGreaterThan(0);
+    expect(outcome.load.acceptedAfterPromotion).toBeGreaterThan(0);
+  });
+
+  it("without it, loses the operations answered 200 while the replica lagged", { timeout: 180_000 }, async () => {
+    const outcome = await failover("redis_failover_no_ack", 0);
+    console.log(
+      `failover with REDIS_REPLICAS_ACK=0: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
+        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
+        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
+    );
+    expect(outcome.lost.length).toBeGreaterThan(0);
+  });
+});
