@@ -66,7 +66,7 @@ describe("parseSpecMessage: identify", () => {
       // The SDK's context wins over a trait of the same name, as both destinations write it last.
       data: { plan: "pro", language: "fr-FR", timezone: "Europe/Paris", userAgent: "Mozilla/5.0" },
       channels: [{ type: "push", address: "apns-token-1", platform: "iOS" }],
-      t: NOW - 1000,
+      t: NOW,
     });
   });
 
@@ -213,30 +213,34 @@ describe("parseSpecMessage: group and alias", () => {
 });
 
 describe("parseSpecMessage: times", () => {
-  it("corrects a live message's timestamp for the client's clock by its sentAt, as Segment does", () => {
+  it("corrects a live event's timestamp for the client's clock by its sentAt, as Segment does", () => {
     // The client's clock is an hour fast: it sent at 13:00:00 what happened 10 s before.
-    const fast = (fields: object) =>
-      profileOperation(
-        operations({ type: "identify", userId: "u", timestamp: "2026-06-01T12:59:50.000Z", ...fields })[0],
-      )?.t;
-    expect(fast({ sentAt: "2026-06-01T13:00:00.000Z" })).toBe(NOW - 10_000);
+    const at = (fields: object, context = LIVE) =>
+      event(operations({ type: "track", userId: "u", event: "e", ...fields }, context)[0])?.t;
+    const happened = { timestamp: "2026-06-01T12:59:50.000Z" };
+    expect(at({ ...happened, sentAt: "2026-06-01T13:00:00.000Z" })).toBe(NOW - 10_000);
     const batch = { ...LIVE, source: { kind: "live" as const, batchSentAt: "2026-06-01T13:00:00.000Z" } };
-    expect(
-      profileOperation(
-        operations({ type: "identify", userId: "u", originalTimestamp: "2026-06-01T12:59:50.000Z" }, batch)[0],
-      )?.t,
-    ).toBe(NOW - 10_000);
-    // Without sentAt the time is as given, and no later than the receipt.
-    const given = (timestamp: string) =>
-      profileOperation(operations({ type: "identify", userId: "u", timestamp })[0])?.t;
-    expect(given(iso(NOW - 10_000))).toBe(NOW - 10_000);
-    expect(given(iso(NOW + 120_000))).toBe(NOW);
-    expect(refusal({ type: "identify", userId: "u", timestamp: iso(NOW + 600_000) })).toBe(
+    expect(at({ originalTimestamp: happened.timestamp }, batch)).toBe(NOW - 10_000);
+    // Without sentAt the time is as given, and no later than the receipt; without a time, the receipt.
+    expect(at({ timestamp: iso(NOW - 10_000) })).toBe(NOW - 10_000);
+    expect(at({ timestamp: iso(NOW + 120_000) })).toBe(NOW);
+    expect(at({})).toBe(NOW);
+    expect(refusal({ type: "page", userId: "u", timestamp: iso(NOW + 600_000) })).toBe(
       "timestamp must not be more than 5 minutes in the future",
     );
-    expect(refusal({ type: "identify", userId: "u", timestamp: "yesterday" })).toMatch(
+    expect(refusal({ type: "track", userId: "u", event: "e", timestamp: "yesterday" })).toMatch(
       /^timestamp must be an ISO 8601/,
     );
+  });
+
+  it("stamps a live message's profile operations when it was received, in its order in the batch", () => {
+    const [identify, tags] = operations({
+      type: "identify",
+      userId: "u",
+      timestamp: iso(NOW - 10_000),
+      integrations: { vero: { tags: { add: ["vip"] } } },
+    }).map(profileOperation);
+    expect([identify?.t, tags?.t]).toEqual([NOW, NOW]);
   });
 
   it("takes an archive's timestamp as it is, and its defaults for messages without one", () => {

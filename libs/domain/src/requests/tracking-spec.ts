@@ -19,11 +19,14 @@ export type SpecMessageType = (typeof SPEC_MESSAGE_TYPES)[number];
 export const MAX_SPEC_BATCH_MESSAGES = 10_000;
 
 /**
- * Where a message comes from, which decides how its time is read. `live`: an SDK's request; its
- * `timestamp` (RudderStack's `originalTimestamp`) is the client's clock, corrected as Segment does
- * by the client's `sentAt` (the message's, else the batch's): receivedAt − (sentAt − timestamp).
- * `archive`: a file of messages Segment or RudderStack received (ctl import): their `timestamp`
- * was corrected then, and their events were received when they happened.
+ * Where a message comes from, which decides how its times are read (docs/tracking-spec.md,
+ * "Times"). `live`: an SDK's request. An event happened at its `timestamp` (RudderStack's
+ * `originalTimestamp`), the client's clock, corrected as Segment does by the client's `sentAt`
+ * (the message's, else the batch's): receivedAt − (sentAt − timestamp). A profile operation is
+ * stamped when it was received, as Vero stamps the calls of its destinations. `archive`: a file
+ * of messages Segment or RudderStack received (ctl import): their `timestamp` was corrected
+ * then, and stamps their profile operations too, which never overwrite newer live data; their
+ * events were received when they happened.
  */
 export type SpecMessageSource =
   | { kind: "live"; batchSentAt?: unknown }
@@ -73,17 +76,17 @@ function firstGiven(fields: Record<string, unknown>, names: string[]): [string, 
   return name === undefined ? null : [name, fields[name]];
 }
 
-/** When the message happened (ms): never after it was received, and refused when more than 5 minutes past it. */
-function messageTime(fields: Record<string, unknown>, context: SpecMessageContext, kind: "profile" | "event"): number {
+/**
+ * When the message happened (ms), or `untimed` when it gives no time: never after it was
+ * received, and refused when more than 5 minutes past it.
+ */
+function messageTime(fields: Record<string, unknown>, context: SpecMessageContext, untimed: number): number {
   const { source, receivedAt } = context;
   const time = firstGiven(
     fields,
     source.kind === "live" ? ["timestamp", "originalTimestamp"] : ["timestamp", "sentAt", "receivedAt"],
   );
-  if (time === null) {
-    if (source.kind === "live") return receivedAt;
-    return kind === "profile" ? source.untimedProfileAt : source.untimedEventAt;
-  }
+  if (time === null) return untimed;
   const [name, value] = time;
   let t = readTime(value, name);
   const sentAt = source.kind === "live" ? (given(fields.sentAt) ? fields.sentAt : source.batchSentAt) : undefined;
@@ -94,6 +97,20 @@ function messageTime(fields: Record<string, unknown>, context: SpecMessageContex
   if (t > receivedAt + MAX_FUTURE_SKEW_MS) refuse(name, `${name} must not be more than 5 minutes in the future`);
   return Math.min(t, receivedAt);
 }
+
+/** When an event of the message happened. */
+const eventTime = (fields: Record<string, unknown>, context: SpecMessageContext) =>
+  messageTime(fields, context, context.source.kind === "live" ? context.receivedAt : context.source.untimedEventAt);
+
+/**
+ * The stamp of a profile operation of the message: when it was received (its place in a batch is
+ * kept: inBatchOrder), or an archive's time. A client's clock, however corrected, is off by the
+ * network's delay: a group call could be stamped before the identify that created its user when
+ * the two come in different requests, and an edit stamped before a profile's creation is kept
+ * aside (docs/profiles.md, "The rules").
+ */
+const profileStamp = (fields: Record<string, unknown>, context: SpecMessageContext) =>
+  context.source.kind === "live" ? context.receivedAt : messageTime(fields, context, context.source.untimedProfileAt);
 
 /**
  * Problems of our operation in the message's words: the field the message gave, not the body
@@ -133,7 +150,7 @@ function operation(
   return parsed.value;
 }
 
-/** A profile operation at the message's time (its stamp: docs/tracking-spec.md, "Times"). */
+/** A profile operation stamped `t`. */
 function profileOperation(
   type: OperationType,
   body: object,
@@ -177,7 +194,7 @@ function withTags(
  */
 function identifyOperations(fields: Record<string, unknown>, context: SpecMessageContext): QueuedOperation[] {
   const user = userOf(fields);
-  const t = messageTime(fields, context, "profile");
+  const t = profileStamp(fields, context);
   const messageContext = objectField(fields, "context");
   const traitsField = given(fields.traits) ? "traits" : "context.traits";
   const traits = given(fields.traits) ? objectField(fields, "traits") : objectField(messageContext, "traits");
@@ -224,7 +241,7 @@ function eventOperation(
   context: SpecMessageContext,
 ): QueuedOperation {
   const user = userOf(fields);
-  const t = messageTime(fields, context, "event");
+  const t = eventTime(fields, context);
   const { eventId, extras } = eventIdentity(fields, context);
   const body = {
     identity: { id: user.id },
@@ -251,7 +268,7 @@ function eventOperation(
 function trackOperations(fields: Record<string, unknown>, context: SpecMessageContext): QueuedOperation[] {
   const subscription = typeof fields.event === "string" ? fields.event.toLowerCase() : "";
   const user = userOf(fields);
-  const t = messageTime(fields, context, "profile");
+  const t = profileStamp(fields, context);
   if (subscription === "unsubscribe" || subscription === "resubscribe") {
     return [profileOperation(subscription, { id: user.id }, t, context, { id: user.from })];
   }
@@ -275,7 +292,7 @@ function viewOperations(fields: Record<string, unknown>, context: SpecMessageCon
  */
 function groupOperations(fields: Record<string, unknown>, context: SpecMessageContext): QueuedOperation[] {
   const user = userOf(fields);
-  const t = messageTime(fields, context, "profile");
+  const t = profileStamp(fields, context);
   const { email: _email, ...traits } = objectField(fields, "traits");
   const group = given(fields.groupId) ? { ...traits, id: fields.groupId } : traits;
   return [
@@ -287,7 +304,7 @@ function groupOperations(fields: Record<string, unknown>, context: SpecMessageCo
 function aliasOperations(fields: Record<string, unknown>, context: SpecMessageContext): QueuedOperation[] {
   if (!given(fields.previousId)) refuse("previousId", "previousId is required");
   if (!given(fields.userId)) refuse("userId", "userId is required");
-  const t = messageTime(fields, context, "profile");
+  const t = profileStamp(fields, context);
   const body = { id: fields.previousId, new_id: fields.userId };
   return [profileOperation("reidentify", body, t, context, { id: "previousId", new_id: "userId" })];
 }
