@@ -11,6 +11,7 @@ const ALL = [
   "events",
   "changes",
   "batch",
+  "tracking-spec",
   "import",
   "memory",
   "topics",

@@ -16,7 +16,7 @@ const LIVE: SpecMessageContext = {
   receivedAt: NOW,
   source: { kind: "live" },
   dedupWindowMs: 300_000,
-  eventId: "00000000-0000-4000-8000-000000000001",
+  newEventId: () => "00000000-0000-4000-8000-000000000001",
 };
 const ARCHIVE: SpecMessageContext = {
   ...LIVE,
@@ -113,7 +113,7 @@ describe("parseSpecMessage: track, page and screen", () => {
       timestamp: iso(NOW - 5000),
     };
     const [first] = operations(message);
-    const [again] = operations({ ...message, timestamp: iso(NOW - 4000) }, { ...LIVE, eventId: "another" });
+    const [again] = operations({ ...message, timestamp: iso(NOW - 4000) }, { ...LIVE, newEventId: () => "another" });
     expect(event(first)).toMatchObject({
       userId: "u-1",
       name: "Order Completed",
@@ -140,7 +140,7 @@ describe("parseSpecMessage: track, page and screen", () => {
       uuid.toLowerCase(),
     );
     const [plain] = operations({ type: "track", userId: "u", event: "e" });
-    expect(event(plain)).toMatchObject({ eventId: LIVE.eventId, t: NOW });
+    expect(event(plain)).toMatchObject({ eventId: LIVE.newEventId(), t: NOW });
     expect(event(plain)?.dedupWindowMs).toBe(300_000);
   });
 
@@ -219,7 +219,7 @@ describe("parseSpecMessage: times", () => {
       event(operations({ type: "track", userId: "u", event: "e", ...fields }, context)[0])?.t;
     const happened = { timestamp: "2026-06-01T12:59:50.000Z" };
     expect(at({ ...happened, sentAt: "2026-06-01T13:00:00.000Z" })).toBe(NOW - 10_000);
-    const batch = { ...LIVE, source: { kind: "live" as const, batchSentAt: "2026-06-01T13:00:00.000Z" } };
+    const batch = { ...LIVE, source: { kind: "live" as const, batchSentAt: Date.parse("2026-06-01T13:00:00.000Z") } };
     expect(at({ originalTimestamp: happened.timestamp }, batch)).toBe(NOW - 10_000);
     // Without sentAt the time is as given, and no later than the receipt; without a time, the receipt.
     expect(at({ timestamp: iso(NOW - 10_000) })).toBe(NOW - 10_000);
@@ -283,7 +283,7 @@ describe("specBatchMessages", () => {
       ok: true,
       value: {
         messages: [{ type: "track", context: { locale: "fr", library: { name: "x" } } }, "not an object"],
-        sentAt: "2026-06-01T12:00:00Z",
+        sentAt: Date.parse("2026-06-01T12:00:00Z"),
       },
     });
   });
@@ -291,6 +291,10 @@ describe("specBatchMessages", () => {
   it("refuses a body that is no batch, or one of more messages than any SDK sends", () => {
     expect(specBatchMessages({ type: "track" })).toMatchObject({ ok: false });
     expect(specBatchMessages([])).toMatchObject({ ok: false });
+    expect(specBatchMessages({ batch: [], sentAt: "now" })).toMatchObject({
+      ok: false,
+      problems: [{ path: "sentAt" }],
+    });
     const many = specBatchMessages({ batch: Array.from({ length: MAX_SPEC_BATCH_MESSAGES + 1 }, () => ({})) });
     expect(many.ok ? null : problemText(many.problems)).toBe(
       `batch must hold at most ${MAX_SPEC_BATCH_MESSAGES} messages; it holds ${MAX_SPEC_BATCH_MESSAGES + 1}`,

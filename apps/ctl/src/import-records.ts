@@ -237,7 +237,7 @@ export function segmentLineOperations(line: unknown, at: RecordPosition, context
     receivedAt: context.now,
     source: { kind: "archive", untimedProfileAt: at.ordinal, untimedEventAt: context.startedAt },
     dedupWindowMs: 0,
-    eventId: namedEventId(context.sourceKey, `line ${at.ordinal}`),
+    newEventId: () => namedEventId(context.sourceKey, `line ${at.ordinal}`),
   });
   return parsed.ok ? { ok: true, operations: parsed.value } : { ok: false, reason: problemText(parsed.problems) };
 }

@@ -30,14 +30,14 @@ export const SUCCESS: SpecReply = { success: true };
 export function specMessageContext(
   deps: Pick<Intake, "eventDedupWindowMs">,
   request: ReceivedMessages,
-  batchSentAt?: unknown,
+  batchSentAt?: number,
 ): SpecMessageContext {
   return {
     projectId: request.projectId,
     receivedAt: request.receivedAt,
-    source: { kind: "live", batchSentAt },
+    source: batchSentAt === undefined ? { kind: "live" } : { kind: "live", batchSentAt },
     dedupWindowMs: deps.eventDedupWindowMs,
-    eventId: randomUUID(),
+    newEventId: randomUUID,
   };
 }
 
@@ -67,9 +67,8 @@ const messageIdOf = (message: unknown) => {
  * the SDKs drop a batch answered 400 whole.
  */
 export async function acceptSpecBatch(deps: SpecDeps, request: ReceivedMessages, batch: SpecBatch): Promise<SpecReply> {
-  const parsed = batch.messages.map((message) =>
-    parseSpecMessage(message, specMessageContext(deps, request, batch.sentAt)),
-  );
+  const context = specMessageContext(deps, request, batch.sentAt);
+  const parsed = batch.messages.map((message) => parseSpecMessage(message, context));
   const accepted = parsed.flatMap((result) => (result.ok ? result.value : []));
   const share = Math.ceil(request.bytes / Math.max(batch.messages.length, 1));
   await queueInBatchOrder(deps, accepted, request.receivedAt, share);
