@@ -12,6 +12,7 @@ const ALL = [
   "changes",
   "batch",
   "replicas",
+  "tracking-spec",
   "import",
   "memory",
   "topics",

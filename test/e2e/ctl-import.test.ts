@@ -241,7 +241,7 @@ describe("ctl import", () => {
     expect(await read(c, "c3")).toBeNull();
   });
 
-  it("imports Segment's identify and track messages, one a line, readable as profiles and events", async () => {
+  it("imports Segment's messages, one a line, as the /v1 routes read them, readable as profiles and events", async () => {
     const s = await createTestProject(stack.db.sql, "Segment");
     const at = Date.now() - 3_600_000;
     const time = (n: number) => new Date(at + n * 1000).toISOString();
@@ -258,6 +258,7 @@ describe("ctl import", () => {
         type: "identify",
         userId: "seg-1",
         traits: { email: "ada@example.com", phone: "+15550100", plan: "pro" },
+        context: { locale: "en-GB" },
         timestamp: time(0),
         messageId: "m-0",
       },
@@ -265,22 +266,23 @@ describe("ctl import", () => {
       // Segment delivers at least once: a message twice is one event.
       order,
       { type: "track", anonymousId: "anon-1", event: "Viewed", properties: { path: "/" }, timestamp: time(2) },
-      { type: "page", userId: "seg-1", name: "Home", timestamp: time(3) },
+      { type: "page", userId: "seg-1", name: "Home", properties: { url: "/" }, timestamp: time(3), messageId: "m-3" },
+      { type: "track", userId: "seg-1", timestamp: time(4) },
     ];
     const file = join(dir, "segment.ndjson");
     writeFileSync(file, messages.map((message) => JSON.stringify(message)).join("\n"));
-    expect(await importFile(s, [file, "--format", "segment"])).toMatchObject({ imported: 4, rejected: 1 });
+    expect(await importFile(s, [file, "--format", "segment"])).toMatchObject({ imported: 5, rejected: 1 });
     expect(JSON.parse(readFileSync(`${file}.rejects.ndjson`, "utf8"))).toMatchObject({
-      line: 5,
-      reason: 'type must be "identify" or "track" (a Segment message); it is "page"',
+      line: 6,
+      reason: "event is required and must be a string of 1 to 255 characters",
     });
     await importsApplied();
 
     expect(await read(s, "seg-1")).toMatchObject({
       email: "ada@example.com",
       phone_number: "+15550100",
-      data: { plan: "pro" },
-      event_count: 1,
+      data: { plan: "pro", language: "en-GB" },
+      event_count: 2,
     });
     const events = async (id: string) => {
       const response = await fetch(`${base}/api/v2/users/${id}/events`, { headers: { authorization: s.apiKey } });
@@ -288,6 +290,7 @@ describe("ctl import", () => {
       return ((await response.json()) as { data: object[] }).data;
     };
     expect(await events("seg-1")).toEqual([
+      expect.objectContaining({ event_name: "Viewed Home Page", data: { url: "/" }, created_at: time(3) }),
       expect.objectContaining({ event_name: "Order Completed", data: { total: 30, sku: "A-1" }, created_at: time(1) }),
     ]);
     expect(await events("anon-1")).toEqual([

@@ -1,10 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { parseOperation, type QueuedOperation } from "@cm/domain";
+import { namedEventId, parseOperation, type QueuedOperation } from "@cm/domain";
 import {
   csvRowOperations,
   DEFAULT_CSV_MAPPING,
   exportLineOperations,
-  importEventId,
   segmentLineOperations,
   type Converted,
   type CsvMapping,
@@ -90,16 +89,16 @@ describe("segmentLineOperations", () => {
   it("names a track without a messageId by the source and its line", () => {
     const line = { type: "track", userId: "u-1", event: "Opened", timestamp: "2026-01-02T03:04:05.000Z" };
     const [track] = operations(segmentLineOperations(line, at, context));
-    expect(track).toMatchObject({ event: { eventId: importEventId("source-a", "line 42") } });
+    expect(track).toMatchObject({ event: { eventId: namedEventId("source-a", "line 42") } });
     expect(track).not.toHaveProperty("event.dedupKey");
     const [elsewhere] = operations(segmentLineOperations(line, at, { ...context, sourceKey: "source-b" }));
-    expect(elsewhere).not.toMatchObject({ event: { eventId: importEventId("source-a", "line 42") } });
+    expect(elsewhere).not.toMatchObject({ event: { eventId: namedEventId("source-a", "line 42") } });
   });
 
-  it("refuses another message type and a time past the allowed skew, saying why", () => {
-    expect(segmentLineOperations({ type: "page", userId: "u-1" }, at, context)).toEqual({
+  it("refuses a message of no type of the spec and a time past the allowed skew, saying why", () => {
+    expect(segmentLineOperations({ type: "order", userId: "u-1" }, at, context)).toEqual({
       ok: false,
-      reason: 'type must be "identify" or "track" (a Segment message); it is "page"',
+      reason: 'type must be one of "identify", "track", "page", "screen", "group", "alias"; it is "order"',
     });
     const ahead = new Date(NOW + 3_600_000).toISOString();
     expect(segmentLineOperations({ type: "identify", userId: "u-1", timestamp: ahead }, at, context)).toEqual({
@@ -198,7 +197,7 @@ describe("csvRowOperations", () => {
     expect(event(row)?.dedupKey).toEqual(expect.any(String));
     const uuid = "6F0C2B1E-6D3A-4C8B-9E1F-2A3B4C5D6E7F";
     expect(event({ ...row, message_id: uuid })?.eventId).toBe(uuid.toLowerCase());
-    expect(event({ ...row, message_id: "" })?.eventId).toBe(importEventId("source-a", "row 42"));
+    expect(event({ ...row, message_id: "" })?.eventId).toBe(namedEventId("source-a", "row 42"));
     expect(csvRowOperations({ ...row, message_id: "x".repeat(256) }, events, at, context)).toEqual({
       ok: false,
       reason: "message_id must be at most 255 characters",

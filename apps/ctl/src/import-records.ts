@@ -1,8 +1,11 @@
-import { hash } from "node:crypto";
 import {
   MAX_FUTURE_SKEW_MS,
+  namedEventId,
+  ownEventId,
   parseOperation,
+  parseSpecMessage,
   parseTimestamp,
+  problemText,
   TIMESTAMP_RULE,
   type OperationType,
   type QueuedOperation,
@@ -100,17 +103,6 @@ function fileTime(value: unknown, name: string, context: ImportContext): number 
   return t;
 }
 
-/**
- * An event id that is the same however often the record is imported (a resume sends the records
- * of its last batch again): the events table keeps each (project, user, time, id) once. UUID-shaped,
- * from a SHA-256 of its scope (the source, for an event named by its place in it) and its name there.
- */
-export function importEventId(scope: string, name: string): string {
-  const hex = hash("sha256", `${scope}\0${name}`, "hex");
-  const variant = ((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The longest extras.message_id the API takes. */
@@ -124,9 +116,9 @@ const MAX_MESSAGE_ID = 255;
  * named by its `place` in the source.
  */
 function eventIdentity(own: string | undefined, name: string, place: string, context: ImportContext) {
-  if (own === undefined) return { eventId: importEventId(context.sourceKey, place), extras: {} };
+  if (own === undefined) return { eventId: namedEventId(context.sourceKey, place), extras: {} };
   if (own.length > MAX_MESSAGE_ID) throw new Refused(`${name} must be at most ${MAX_MESSAGE_ID} characters`);
-  return { eventId: UUID.test(own) ? own.toLowerCase() : importEventId("message", own), extras: { message_id: own } };
+  return { eventId: ownEventId(own), extras: { message_id: own } };
 }
 
 function converted(convert: () => QueuedOperation[]): Converted {
@@ -213,7 +205,7 @@ function eventLineOperations(line: Record<string, unknown>, at: RecordPosition, 
   const eventId =
     typeof line.id === "string" && UUID.test(line.id)
       ? line.id.toLowerCase()
-      : importEventId(context.sourceKey, `line ${at.ordinal}`);
+      : namedEventId(context.sourceKey, `line ${at.ordinal}`);
   const body = {
     identity: { id: line.user_id },
     event_name: line.event_name,
@@ -234,35 +226,20 @@ export function exportLineOperations(line: unknown, at: RecordPosition, context:
 }
 
 /**
- * One message of Segment's spec (identify or track, as its raw archives and its warehouse
- * exports hold them): `userId` (else `anonymousId`), `traits` (their `email` the email) or
- * `event` and `properties`, `timestamp` the stamp, `messageId` the event's id.
+ * One message of Segment's (or RudderStack's) spec, as their archives hold them, read as the
+ * gateway's /v1 routes read it (libs/domain parseSpecMessage, docs/tracking-spec.md): their
+ * `timestamp` is the time, corrected when the platform received it. A profile operation without
+ * a time is stamped by its position, an event without one when the import started.
  */
 export function segmentLineOperations(line: unknown, at: RecordPosition, context: ImportContext): Converted {
-  return converted(() => {
-    const fields = fieldsOf(line);
-    const id = fields.userId ?? fields.user_id ?? fields.anonymousId ?? fields.anonymous_id;
-    const time = fields.timestamp ?? fields.sentAt ?? fields.receivedAt;
-    if (fields.type === "identify") {
-      const t = time === undefined ? at.ordinal : fileTime(time, "timestamp", context);
-      const traits = (fields.traits ?? {}) as Record<string, unknown>;
-      const { email, phone, ...data } = typeof traits === "object" ? traits : {};
-      return [operation("identify", { id, email, phone_number: phone, data }, t, context)];
-    }
-    if (fields.type === "track") {
-      const t = time === undefined ? context.startedAt : fileTime(time, "timestamp", context);
-      const messageId = typeof fields.messageId === "string" && fields.messageId !== "" ? fields.messageId : undefined;
-      const event = eventIdentity(messageId, "messageId", `line ${at.ordinal}`, context);
-      const body = {
-        identity: { id },
-        event_name: fields.event,
-        data: fields.properties,
-        extras: { created_at: iso(t), ...event.extras },
-      };
-      return [operation("track", body, t, context, event.eventId)];
-    }
-    throw new Refused(`type must be "identify" or "track" (a Segment message); it is ${JSON.stringify(fields.type)}`);
+  const parsed = parseSpecMessage(line, {
+    projectId: context.projectId,
+    receivedAt: context.now,
+    source: { kind: "archive", untimedProfileAt: at.ordinal, untimedEventAt: context.startedAt },
+    dedupWindowMs: 0,
+    newEventId: () => namedEventId(context.sourceKey, `line ${at.ordinal}`),
   });
+  return parsed.ok ? { ok: true, operations: parsed.value } : { ok: false, reason: problemText(parsed.problems) };
 }
 
 /** The CSV header checked against the mapping: the columns it names must be there. */

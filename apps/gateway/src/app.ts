@@ -4,6 +4,7 @@ import type { GatewayDeps } from "./deps";
 import { ApiError } from "./errors/api-error";
 import { apiErrors } from "./errors/api-errors";
 import { identifyErrors } from "./errors/identify-errors";
+import { trackingSpecErrors } from "./errors/tracking-spec-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
 import { securityHeaders } from "./middleware/security-headers";
@@ -17,6 +18,7 @@ import { journeyRoutes } from "./routes/journeys";
 import { openApiRoutes } from "./routes/openapi";
 import { profileRoutes } from "./routes/profiles";
 import { topicRoutes } from "./routes/topics";
+import { trackingSpecRoutes } from "./routes/tracking-spec";
 import { userRoutes } from "./routes/users";
 import type { ApiState, IdentifyState } from "./state";
 
@@ -42,6 +44,12 @@ export function createApp(deps: GatewayDeps): Koa {
   profiles.use(identifyErrors(deps.logger));
   profileRoutes(profiles, deps);
   batchRoutes(profiles, deps);
+
+  // The tracking spec's /v1 API, for Segment's and RudderStack's SDKs: at the root, where they
+  // send it; errors as `{success: false, message}`.
+  const trackingSpec = new Router<IdentifyState>();
+  trackingSpec.use(trackingSpecErrors(deps.logger));
+  trackingSpecRoutes(trackingSpec, deps);
 
   // Our key-authenticated API answers errors as `{error}` or `{errors:[…]}`.
   const api = new Router<ApiState>({ prefix: API_PREFIX });
@@ -72,6 +80,7 @@ export function createApp(deps: GatewayDeps): Koa {
   // the API router, whose profile read (GET /users/:id) would take GET /users/edit.
   app.use(busiest.routes());
   app.use(profiles.routes());
+  app.use(trackingSpec.routes());
   app.use(api.routes());
   app.use(adminQueues(deps));
   app.use(root.routes());

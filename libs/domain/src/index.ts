@@ -38,6 +38,7 @@ export * from "./webhooks/webhook-signing";
 
 export * from "./requests/batch";
 export * from "./requests/operation-requests";
+export * from "./requests/tracking-spec";
 
 export * from "./resources/export-lines";
 export * from "./resources/resources";

@@ -66,7 +66,8 @@ export const IMPORT_HELP = `usage: ctl import --project ID [FILE|-] [flags]   (d
   behind live traffic (a live operation of any project is applied before the import's backlog).
   --format ndjson|csv|vero|segment|customerio
                         ndjson: the lines of ctl export (default, or csv for a .csv FILE);
-                        segment: Segment's identify/track messages, one a line;
+                        segment: Segment's (or RudderStack's) spec messages, one a line,
+                          read as the /v1 routes read them (docs/tracking-spec.md);
                         vero, customerio: CSV with that platform's columns (docs/bulk.md)
   --state FILE          what a rerun continues from (default FILE.import-state.json; required for stdin)
   --rejects FILE        one line per refused record (default FILE.rejects.ndjson)

@@ -45,25 +45,49 @@ export function requireApiKey(
   };
 }
 
-/**
- * The identify credential, wherever the client put it: the query string, or a top-level field
- * of the body (JSON or form). Null when none is given, or when those given disagree.
- * `repeated`: the values of credential fields the body named more than once
- * (repeatedBodyCredentials), which its parsed form no longer shows.
- */
-export function identifyCredential(querystring: string, body: unknown, repeated: unknown[] = []): string | null {
-  const given: unknown[] = [...repeated];
-  // URLSearchParams reads the parameters without building koa's whole parsed-query object.
-  const query = new URLSearchParams(querystring);
-  for (const field of IDENTIFY_CREDENTIAL_FIELDS) given.push(...query.getAll(field));
-  if (body !== null && typeof body === "object" && !Array.isArray(body)) {
-    for (const field of IDENTIFY_CREDENTIAL_FIELDS) {
-      if (Object.hasOwn(body, field)) given.push((body as Record<string, unknown>)[field]);
-    }
-  }
+/** The one credential all the values given agree on: null when none is given, or when those given disagree. */
+export function agreedCredential(given: readonly unknown[]): string | null {
   const [first] = given;
   if (typeof first !== "string" || first === "" || given.some((value) => value !== first)) return null;
   return first;
+}
+
+/** The values a parsed body gives the credential `fields` at its top level. */
+export function bodyCredentials(body: unknown, fields: readonly string[]): unknown[] {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return [];
+  return fields.filter((field) => Object.hasOwn(body, field)).map((field) => (body as Record<string, unknown>)[field]);
+}
+
+/** The identify credentials of a query string (URLSearchParams reads them without building koa's whole parsed query). */
+export function queryCredentials(querystring: string): string[] {
+  const query = new URLSearchParams(querystring);
+  return IDENTIFY_CREDENTIAL_FIELDS.flatMap((field) => query.getAll(field));
+}
+
+/**
+ * The identify credential of Vero's users API, wherever the client put it: the query string, or
+ * a top-level field of the body (JSON or form). Null when none is given, or when those given
+ * disagree. `repeated`: the values of credential fields the body named more than once
+ * (repeatedBodyCredentials), which its parsed form no longer shows.
+ */
+export function identifyCredential(querystring: string, body: unknown, repeated: unknown[] = []): string | null {
+  return agreedCredential([
+    ...repeated,
+    ...queryCredentials(querystring),
+    ...bodyCredentials(body, IDENTIFY_CREDENTIAL_FIELDS),
+  ]);
+}
+
+/**
+ * The user name of `Authorization: Basic …`, where Segment's and RudderStack's SDKs put their
+ * write key (the password is empty); null for any other authorization.
+ */
+export function basicAuthUser(header: string): string | null {
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (match === null) return null;
+  const decoded = Buffer.from(match[1] as string, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  return colon === -1 ? decoded : decoded.slice(0, colon);
 }
 
 /** A token this request verified already, and its verdict. */
@@ -73,17 +97,16 @@ export interface VerifiedToken {
 }
 
 /**
- * Identify: 401 without a valid auth token. An unverifiable token is our failure, a 500.
- * `verified`: the query's token, when it was checked before the body was read.
+ * Identify: 401 without a valid auth token, given as `given` (every value the request gave it,
+ * which must agree). An unverifiable token is our failure, a 500. `verified`: a token checked
+ * before the body was read.
  */
 export async function authenticateIdentify(
   cache: CredentialCache,
-  querystring: string,
-  body: unknown,
-  repeated: unknown[] = [],
+  given: readonly unknown[],
   verified?: VerifiedToken,
 ): Promise<VerifiedToken> {
-  const token = identifyCredential(querystring, body, repeated);
+  const token = agreedCredential(given);
   if (token === null) throw ApiError.unauthorized();
   if (token === verified?.token) return verified;
   const credential = await cache.verify(token);

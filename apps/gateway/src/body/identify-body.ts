@@ -1,7 +1,7 @@
 import { batchFromLines, MAX_BATCH_BODY_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@cm/domain";
 import coBody from "co-body";
 import type Koa from "koa";
-import { IDENTIFY_CREDENTIAL_FIELDS, repeatedBodyCredentials } from "../auth/repeated-credentials";
+import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
 import { BYTES_PER_PARSED_OBJECT, parsedObjectBytes } from "./body-budget";
 import { FormBodyError, parseFormBody } from "./form";
@@ -113,7 +113,8 @@ function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clea
 export interface UsersApiBody {
   /** More, after decompression, is 413. */
   maxBytes: number;
-  read(ctx: Koa.Context, timeoutMs: number): Promise<IdentifyBodyRead>;
+  /** `credentialFields`: the top-level fields of a JSON body that may hold the credential, found before it is parsed. */
+  read(ctx: Koa.Context, timeoutMs: number, credentialFields: readonly string[]): Promise<IdentifyBodyRead>;
 }
 
 const sizeText = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes / 2 ** 10} KiB`);
@@ -121,24 +122,31 @@ const sizeText = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20}
 /**
  * Bodies are read as text (co-body, as Koa's body parser does), and parsed only once what
  * parsing costs is held in the budget and the credential is checked: a 5 MiB body of nested
- * arrays parses into 160 MB of objects. `maxDepth`: the deepest nesting of its JSON.
+ * arrays parses into 160 MB of objects. `maxDepth`: the deepest nesting of its JSON. `asText`:
+ * the content types read otherwise than as JSON (a form, NDJSON), and how.
  */
 function usersApiBody(
   maxBytes: number,
   maxDepth: number,
-  textTypes: string[],
-  fromText: (text: string) => TextBody,
+  asText?: { types: string[]; read: (text: string) => TextBody },
 ): UsersApiBody {
   const tooLarge = `body is larger than ${sizeText(maxBytes)}`;
-  const read = async (ctx: Koa.Context, timeoutMs: number): Promise<IdentifyBodyRead> => {
+  const read = async (
+    ctx: Koa.Context,
+    timeoutMs: number,
+    credentialFields: readonly string[],
+  ): Promise<IdentifyBodyRead> => {
     const slow = deadline(ctx, timeoutMs);
     const reading = coBody.text(ctx, { limit: maxBytes, encoding: "utf-8" }) as Promise<string>;
     // Cut off, the read fails later, when the connection closes: nobody waits for it then.
     reading.catch(() => {});
     try {
       const text = await Promise.race([reading, slow.expired]);
-      const readAs: BodyReading = ctx.request.is(textTypes) ? "text" : "json";
-      const body = readAs === "text" ? fromText(text) : jsonText(text, maxDepth, IDENTIFY_CREDENTIAL_FIELDS, parseJson);
+      const readAs: BodyReading = asText !== undefined && ctx.request.is(asText.types) ? "text" : "json";
+      const body =
+        readAs === "text" && asText !== undefined
+          ? asText.read(text)
+          : jsonText(text, maxDepth, credentialFields, parseJson);
       return { ok: true, text, bytes: Buffer.byteLength(text), readAs, ...body };
     } catch (error) {
       const status = (error as { status?: unknown } | null)?.status;
@@ -151,11 +159,10 @@ function usersApiBody(
 }
 
 /** A single operation's body: JSON, or a form (docs/integrations.md), of at most 256 KiB. */
-export const OPERATION_BODY = usersApiBody(MAX_BODY_BYTES, MAX_JSON_DEPTH, [FORM], (text) => ({
-  parsedBytes: parsedObjectBytes(text),
-  credentials: null,
-  parse: () => formOrJson(text),
-}));
+export const OPERATION_BODY = usersApiBody(MAX_BODY_BYTES, MAX_JSON_DEPTH, {
+  types: [FORM],
+  read: (text) => ({ parsedBytes: parsedObjectBytes(text), credentials: null, parse: () => formOrJson(text) }),
+});
 
 /** A batch nests two levels more than its operations: the body's object and its list. */
 const BATCH_DEPTH = MAX_JSON_DEPTH + 2;
@@ -164,6 +171,17 @@ const BATCH_DEPTH = MAX_JSON_DEPTH + 2;
  * A batch: JSON, or NDJSON (one operation a line) when its content type says so; at most 5 MiB.
  * NDJSON is read as the JSON body `{batch: [...]}` is, with no room for a credential.
  */
-export const BATCH_BODY = usersApiBody(MAX_BATCH_BODY_BYTES, BATCH_DEPTH, NDJSON, (text) =>
-  jsonText(text, BATCH_DEPTH, [], batchFromLines),
-);
+export const BATCH_BODY = usersApiBody(MAX_BATCH_BODY_BYTES, BATCH_DEPTH, {
+  types: NDJSON,
+  read: (text) => jsonText(text, BATCH_DEPTH, [], batchFromLines),
+});
+
+/**
+ * A message of the tracking spec's single calls (/v1/track, docs/tracking-spec.md): JSON whatever
+ * the content type says (Segment's browser SDK sends text/plain, which needs no CORS preflight),
+ * of at most 256 KiB, nested one level more than an operation for `context.traits`.
+ */
+export const SPEC_MESSAGE_BODY = usersApiBody(MAX_BODY_BYTES, MAX_JSON_DEPTH + 1);
+
+/** A batch of the tracking spec (/v1/batch): JSON whatever the content type says, of at most 5 MiB. */
+export const SPEC_BATCH_BODY = usersApiBody(MAX_BATCH_BODY_BYTES, BATCH_DEPTH + 1);

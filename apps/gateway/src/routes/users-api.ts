@@ -1,7 +1,7 @@
 import type Router from "@koa/router";
 import { parseOperation, problemText, type IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
-import { authenticateIdentify, type VerifiedToken } from "../auth/authenticate";
+import { authenticateIdentify, bodyCredentials, queryCredentials, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, UNVERIFIED } from "../body/body-budget";
 import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
@@ -32,22 +32,52 @@ export interface AuthorizedRequest extends ReceivedRequest {
 /** What an operation of the users API is given: its request read and authorized, what it accepts queued. */
 export type UsersApiDeps = Access & BodyLimits & Intake;
 
-const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|")})=`);
+/**
+ * Where an operation takes the project's identify token: outside the body (the query string, a
+ * header), checked before a byte of the body is read, and in the body's top-level fields.
+ */
+export interface CredentialPlaces {
+  /** The values given outside the body; none when the credential can only be in it. */
+  outside(ctx: Koa.Context): string[];
+  bodyFields: readonly string[];
+}
+
+const QUERY_CREDENTIAL = new RegExp(`(^|&)(${IDENTIFY_CREDENTIAL_FIELDS.join("|")})(=|&|$)`);
+
+/** Vero's users API: `auth_token` or `tracking_api_key`, in the query string or the body (docs/integrations.md). */
+export const USERS_API_CREDENTIALS: CredentialPlaces = {
+  // Most identifies put it in the query string; the test spares parsing one that has none.
+  outside: (ctx) => (QUERY_CREDENTIAL.test(ctx.querystring) ? queryCredentials(ctx.querystring) : []),
+  bodyFields: IDENTIFY_CREDENTIAL_FIELDS,
+};
 
 /**
- * Who the body's bytes are held for: the project of a credential in the query string, checked
- * before a byte of the body is read (a bad one is 401 at once, and the connection closed rather
- * than the body read), or UNVERIFIED when the credential can only be in the body.
+ * Who the body's bytes are held for: the project of a credential given outside the body,
+ * checked before a byte of the body is read (a bad one is 401 at once, and the connection closed
+ * rather than the body read), or UNVERIFIED when the credential can only be in the body.
  */
-async function bodyOwner(ctx: Koa.Context, deps: Access): Promise<{ owner: string; verified?: VerifiedToken }> {
-  if (!QUERY_CREDENTIAL.test(ctx.querystring)) return { owner: UNVERIFIED };
+async function bodyOwner(
+  ctx: Koa.Context,
+  deps: Access,
+  outside: string[],
+): Promise<{ owner: string; verified?: VerifiedToken }> {
+  if (outside.length === 0) return { owner: UNVERIFIED };
   try {
-    const verified = await authenticateIdentify(deps.credentials, ctx.querystring, undefined);
+    const verified = await authenticateIdentify(deps.credentials, outside);
     return { owner: `project:${verified.credential.projectId}`, verified };
   } catch (error) {
     ctx.set("Connection", "close");
     throw error;
   }
+}
+
+/** How an operation reads its request: its body, and where its credential is. */
+interface RequestReading {
+  format: UsersApiBody;
+  places: CredentialPlaces;
+  /** The credential's values given outside the body. */
+  outside: string[];
+  verified: VerifiedToken | undefined;
 }
 
 /**
@@ -60,29 +90,21 @@ async function authorize(
   ctx: Koa.Context,
   deps: Access & BodyLimits,
   reservation: BodyReservation,
-  verified: VerifiedToken | undefined,
-  format: UsersApiBody,
+  { format, places, outside, verified }: RequestReading,
 ): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
-  const read = await format.read(ctx, deps.bodyReadTimeoutMs);
+  const read = await format.read(ctx, deps.bodyReadTimeoutMs, places.bodyFields);
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
   const fromText =
     read.ok && read.credentials !== null
-      ? await authenticateIdentify(deps.credentials, ctx.querystring, undefined, read.credentials, verified)
+      ? await authenticateIdentify(deps.credentials, [...outside, ...read.credentials], verified)
       : undefined;
   if (read.ok) reservation.take(ctx, read.parsedBytes);
   const parsed = read.ok ? read.parse() : read;
-  const { projectId } = (
-    fromText ??
-    (await authenticateIdentify(
-      deps.credentials,
-      ctx.querystring,
-      parsed.ok ? parsed.value : undefined,
-      parsed.ok ? parsed.repeatedCredentials : [],
-      verified,
-    ))
-  ).credential;
+  const inBody = parsed.ok ? [...parsed.repeatedCredentials, ...bodyCredentials(parsed.value, places.bodyFields)] : [];
+  const { projectId } = (fromText ?? (await authenticateIdentify(deps.credentials, [...outside, ...inBody], verified)))
+    .credential;
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!parsed.ok) throw parsed.error;
   // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
@@ -99,24 +121,30 @@ async function authorize(
   };
 }
 
+/** A path an operation answers, and its methods. */
+export interface Answering {
+  path: string;
+  methods: string[];
+}
+
 /**
- * One operation as `route` declares it: its method and path and its aliases (the `.json` twin,
- * another method), callable from web pages (CORS and its preflight) within the body budget;
- * `act` parses the body (read as `format` says) and does the work. Any other method on its
- * paths is Vero's 404.
+ * An operation answering `answering`, callable from web pages (CORS and its preflight) within
+ * the body budget; `act` parses the body (read as `format` says, its credential where `places`
+ * say) and does the work. Any other method on its paths is 404.
  */
-export function usersApiOperation(
+export function bodyOperation<Reply>(
   router: Router<IdentifyState>,
   deps: Access & BodyLimits,
-  route: Route,
-  act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
-  format: UsersApiBody = OPERATION_BODY,
+  answering: Answering[],
+  act: (request: AuthorizedRequest) => Promise<Reply>,
+  format: UsersApiBody,
+  places: CredentialPlaces,
 ): void {
-  const answering = [route, ...route.aliases];
-  const paths = [...new Set(answering.map(({ path }) => koaPath(path)))];
+  const paths = answering.map(({ path }) => path);
   router.options(paths, answerPreflight);
   const handler: Koa.Middleware = async (ctx) => {
-    const { owner, verified } = await bodyOwner(ctx, deps);
+    const outside = places.outside(ctx);
+    const { owner, verified } = await bodyOwner(ctx, deps, outside);
     const declared = declaredBodyBytes(ctx, format.maxBytes);
     if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
       ctx.set("Connection", "close");
@@ -127,18 +155,34 @@ export function usersApiOperation(
     const reservation = new BodyReservation(deps.bodyBudget, owner);
     try {
       reservation.take(ctx, declared);
-      ctx.body = await act(await authorize(ctx, deps, reservation, verified, format));
+      ctx.body = await act(await authorize(ctx, deps, reservation, { format, places, outside, verified }));
     } finally {
       reservation.release();
     }
   };
-  for (const path of paths) {
-    const methods = answering.filter((answer) => koaPath(answer.path) === path).map(({ method }) => method);
-    router.register(path, methods, [allowAnyOrigin, handler]);
-  }
+  for (const { path, methods } of answering) router.register(path, methods, [allowAnyOrigin, handler]);
   router.all(paths, () => {
     throw ApiError.notFound();
   });
+}
+
+/**
+ * One operation of Vero's users API as `route` declares it: its method and path and its aliases
+ * (the `.json` twin, another method), its credential where the users API takes it.
+ */
+export function usersApiOperation(
+  router: Router<IdentifyState>,
+  deps: Access & BodyLimits,
+  route: Route,
+  act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
+  format: UsersApiBody = OPERATION_BODY,
+): void {
+  const declared = [route, ...route.aliases];
+  const answering = [...new Set(declared.map(({ path }) => koaPath(path)))].map((path) => ({
+    path,
+    methods: declared.filter((answer) => koaPath(answer.path) === path).map(({ method }) => method),
+  }));
+  bodyOperation(router, deps, answering, act, format, USERS_API_CREDENTIALS);
 }
 
 /**

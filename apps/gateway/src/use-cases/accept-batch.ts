@@ -6,10 +6,11 @@ import {
   problemText,
   type BatchReply,
   type IdentifyReply,
+  type QueuedOperation,
 } from "@cm/domain";
 import type { Intake, Observability } from "../deps";
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "./errors";
-import { ACCEPTED, operationContext, queueOperation, type ReceivedRequest } from "./queue-operation";
+import { ACCEPTED, operationContext, queueOperation, type QueueDeps, type ReceivedRequest } from "./queue-operation";
 
 export type BatchDeps = Intake & Pick<Observability, "logger">;
 
@@ -34,20 +35,18 @@ async function clockPast(t: number, atMostMs: number): Promise<void> {
 }
 
 /**
- * Each operation read by the reader of its single call, the valid ones stamped in their order
- * (inBatchOrder) and queued in the micro-batches of their kind, each refused one answered with
- * its reason. The answer waits for every queue write: a failed one fails the whole request
- * (5xx), once the others have settled, so that a retry never races them. A 200 also waits for
- * the clock to pass the batch's last stamp, so that what the client sends after it comes after.
+ * A batch's accepted operations stamped in their order (inBatchOrder) and queued in the
+ * micro-batches of their kind; settles once every queue write has. A failed one fails the whole
+ * request (5xx), once the others have settled, so that a retry never races them. Success also
+ * waits for the clock to pass the batch's last stamp, so that what the client sends after the
+ * answer comes after. `share`: each operation's share of the request body.
  */
-async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
-  // Operations carry no Idempotency-Key of their own: the batch's names the batch.
-  const { projectId, receivedAt } = request;
-  const parsed = operations.map((operation) =>
-    parseBatchOperation(operation, operationContext(deps, { projectId, receivedAt })),
-  );
-  const accepted = parsed.flatMap((result) => (result.ok ? [result.value] : []));
-  const share = Math.ceil(request.bytes / operations.length);
+export async function queueInBatchOrder(
+  deps: QueueDeps,
+  accepted: QueuedOperation[],
+  receivedAt: number,
+  share: number,
+): Promise<void> {
   const ordered = inBatchOrder(accepted, receivedAt);
   const written = await Promise.allSettled(
     ordered.operations.map((operation) => queueOperation(deps, operation, share)),
@@ -55,6 +54,17 @@ async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: u
   const failed = written.find((write) => write.status === "rejected");
   if (failed !== undefined) throw failed.reason;
   await clockPast(ordered.lastStamp, ordered.lastStamp + 1 - receivedAt);
+}
+
+/** Each operation read by the reader of its single call, the valid ones queued in batch order, each refused one answered with its reason. */
+async function queueBatch(deps: BatchDeps, request: ReceivedBatch, operations: unknown[]): Promise<BatchReply> {
+  // Operations carry no Idempotency-Key of their own: the batch's names the batch.
+  const { projectId, receivedAt } = request;
+  const parsed = operations.map((operation) =>
+    parseBatchOperation(operation, operationContext(deps, { projectId, receivedAt })),
+  );
+  const accepted = parsed.flatMap((result) => (result.ok ? [result.value] : []));
+  await queueInBatchOrder(deps, accepted, receivedAt, Math.ceil(request.bytes / operations.length));
   const results = parsed.map((result): IdentifyReply =>
     result.ok ? ACCEPTED : { status: 400, message: problemText(result.problems).slice(0, MAX_REASON_LENGTH) },
   );

@@ -71,6 +71,28 @@ export interface TrackContext {
   dedupWindowMs: number;
 }
 
+/**
+ * An event id that is the same whenever it is made of the same scope and name: an imported
+ * record's (a resume sends the records of its last batch again) or a message's own id. The
+ * events table keeps each (project, user, time, id) once. UUID-shaped, from a SHA-256 of both.
+ */
+export function namedEventId(scope: string, name: string): string {
+  const hex = digest("sha256", `${scope}\0${name}`, "hex");
+  const variant = ((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id of an event that carries one of its own (Segment's messageId, a file's event id): that
+ * id when it is a UUID, else one made of it alone, so that the same user and time make it one
+ * event however often and wherever it is sent.
+ */
+export function ownEventId(own: string): string {
+  return UUID.test(own) ? own.toLowerCase() : namedEventId("message", own);
+}
+
 /** Case, spaces, underscores and dashes do not make two event names different. */
 export function normalisedEventName(name: string): string {
   return name.toLowerCase().replace(/[\s_-]+/g, "");

@@ -27,6 +27,22 @@ export interface BatchReply extends IdentifyReply {
   results: IdentifyReply[];
 }
 
+/** A message of a /v1 batch that was not queued: its place in the batch (from 0), its messageId when it has one, why. */
+export interface SpecRefusal {
+  index: Integer;
+  messageId?: string;
+  reason: string;
+}
+
+/**
+ * The tracking spec's answer (docs/tracking-spec.md), Segment's `{success: true}` once every
+ * accepted message is durably queued; `refused` lists the messages of a batch that were not.
+ */
+export interface SpecReply {
+  success: true;
+  refused?: SpecRefusal[];
+}
+
 /** Key-authenticated failures: unauthorized, forbidden, not_found, method_not_allowed, unavailable. */
 export interface ErrorReply {
   error: string;
