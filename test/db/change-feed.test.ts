@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto";
 import { createProject, insertTopic, readChanges, trimChanges } from "@cm/db";
 import { applyProfileOperations, storeTrackedEvents } from "@cm/app";
-import { newTopicValues, type ChangePosition, type TrackedEvent } from "@cm/domain";
+import { newTopicValues, positionBefore, type ChangePosition, type TrackedEvent } from "@cm/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { uniqueName } from "../support/env";
-import { waitFor } from "../support/wait";
 import { profileOperations } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
 import { openTransaction } from "../support/transactions";
+import { feedSettled } from "../support/change-feed";
 
 // The change feed's capture (migration 022, libs/db/functions/change_feed.sql) and its read
 // (libs/db/src/changes.ts) against the real Postgres, through the workers' own use cases.
@@ -30,21 +30,18 @@ async function newProject() {
 }
 
 /**
- * Until every transaction that began before now has ended: the feed reads a change once every
- * older transaction of the cluster has (other test files share it).
+ * The stored key of a user's profile. A test's own UPDATE names it: on Citus an UPDATE by another
+ * column reaches every shard and takes each shard's lock, so that two open ones wait for each other.
  */
-async function settled() {
-  const [mine] = await db.sql<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
-  await waitFor("the older transactions to end", async () => {
-    const [now] = await db.sql<{ passed: boolean }[]>`
-      SELECT pg_snapshot_xmin(pg_current_snapshot()) > ${mine?.xid ?? "0"}::xid8 AS passed`;
-    return now?.passed === true ? true : undefined;
-  });
+async function keyOf(projectId: number, userId: string): Promise<string> {
+  const [row] = await db.sql<{ key: string }[]>`
+    SELECT key FROM profiles WHERE project_id = ${projectId} AND external_id = ${userId}`;
+  return (row as { key: string }).key;
 }
 
 /** Every change of the project from `after` on, read page by page as a consumer would. */
 async function readAll(projectId: number, after: ChangePosition | null = null, limit = 1000) {
-  await settled();
+  await feedSettled(db.sql);
   const changes = [];
   let cursor = after;
   for (;;) {
@@ -159,10 +156,11 @@ describe("order", () => {
     const p = await newProject();
     await applyProfileOperations(stores, [p.identify("first", 1000), p.identify("second", 1000)]);
     const start = (await readAll(p.id)).cursor;
+    const [first, second] = [await keyOf(p.id, "first"), await keyOf(p.id, "second")];
     const older = await openTransaction(db.sql);
     const younger = await openTransaction(db.sql);
-    await older.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'first'`;
-    await younger.run`UPDATE profiles SET tags = '{"b": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'second'`;
+    await older.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND key = ${first}`;
+    await younger.run`UPDATE profiles SET tags = '{"b": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND key = ${second}`;
     await younger.commit();
     // The younger is committed, but the older still runs: nothing after the cursor can be read yet.
     const polled = await readChanges(db.sql, p.id, start, 100, null);
@@ -179,14 +177,15 @@ describe("order", () => {
     const p = await newProject();
     await applyProfileOperations(stores, [p.identify("u", 1000), p.identify("other", 1000)]);
     const start = (await readAll(p.id)).cursor;
+    const [u, other] = [await keyOf(p.id, "u"), await keyOf(p.id, "other")];
     // B starts first (its xid is the older), A then applies U and commits, B applies U after it.
     const b = await openTransaction(db.sql);
-    await b.run`UPDATE profiles SET data = '{"by": {"t": 2000, "v": "b"}}' WHERE project_id = ${p.id} AND external_id = 'other'`;
+    await b.run`UPDATE profiles SET data = '{"by": {"t": 2000, "v": "b"}}' WHERE project_id = ${p.id} AND key = ${other}`;
     const a = await openTransaction(db.sql);
-    await a.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND external_id = 'u'`;
+    await a.run`UPDATE profiles SET tags = '{"a": {"t": 2000, "v": true}}' WHERE project_id = ${p.id} AND key = ${u}`;
     await a.commit();
     expect((await readChanges(db.sql, p.id, start, 100, null)).changes).toEqual([]);
-    await b.run`UPDATE profiles SET tags = tags || '{"a": {"t": 2001, "v": false}}' WHERE project_id = ${p.id} AND external_id = 'u'`;
+    await b.run`UPDATE profiles SET tags = tags || '{"a": {"t": 2001, "v": false}}' WHERE project_id = ${p.id} AND key = ${u}`;
     await b.commit();
     const { changes } = await readAll(p.id, start);
     expect(changes.filter(({ userId }) => userId === "u").map(({ change }) => change)).toEqual([
@@ -200,14 +199,14 @@ describe("types", () => {
   it("moves the cursor past what a filter left out, to the horizon, and reads what comes after", async () => {
     const p = await newProject();
     await applyProfileOperations(stores, [p.identify("a", 1000), p.identify("b", 1000)]);
-    await settled();
+    await feedSettled(db.sql);
     const none = await readChanges(db.sql, p.id, null, 10, ["user.erased"]);
     expect(none.changes).toEqual([]);
     expect(none.caughtUp).toBe(true);
     const everything = await readChanges(db.sql, p.id, null, 10, null);
     expect(everything.changes).toHaveLength(2);
     // The filtered read went through both changes: it reads on from past them.
-    expect(BigInt(none.next.xid)).toBeGreaterThan(BigInt(everything.changes[1]?.position.xid ?? "0"));
+    expect(positionBefore(everything.changes[1]!.position, none.next)).toBe(true);
     await applyProfileOperations(stores, [p.delete("a", 2000)]);
     const { changes } = await readAll(p.id, none.next);
     expect(changes.map(({ type, userId }) => `${type} ${userId}`)).toEqual(["user.erased a"]);
@@ -216,7 +215,7 @@ describe("types", () => {
   it("stops a filtered read at a full page, its cursor at the last change given", async () => {
     const p = await newProject();
     for (const id of ["a", "b", "c"]) await applyProfileOperations(stores, [p.identify(id, 1000)]);
-    await settled();
+    await feedSettled(db.sql);
     const first = await readChanges(db.sql, p.id, null, 2, ["profile.created"]);
     expect(first.changes.map(({ userId }) => userId)).toEqual(["a", "b"]);
     expect(first.caughtUp).toBe(false);
@@ -233,7 +232,7 @@ describe("retention", () => {
     await db.sql`UPDATE changes SET applied_at = now() - interval '8 days' WHERE project_id = ${p.id}`;
     await applyProfileOperations(stores, [p.identify("new", 1000)]);
     // Both below the horizon (other test files' transactions hold it back), so that both can be read and trimmed.
-    await settled();
+    await feedSettled(db.sql);
     const before = await readChanges(db.sql, p.id, null, 100, null);
     const first = before.changes[0]?.position;
     await trimChanges(db.sql, new Date(Date.now() - 7 * 86_400_000));

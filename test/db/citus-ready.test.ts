@@ -17,6 +17,9 @@ const DISTRIBUTED: Record<string, { profileKey: string }> = {
   events: { profileKey: "user_key" },
   // Not a profile's: a deduplication key (a hash that names a user or an idempotency key).
   event_keys: { profileKey: "key" },
+  // Written by the triggers of profiles and events, which may write their own node's shards only
+  // (docs/scaling.md, "The change feed on Citus").
+  changes: { profileKey: "user_key" },
 };
 /**
  * Distributed tables partitioned by time as well (Citus keeps time partitions of a distributed
@@ -37,19 +40,21 @@ const REFERENCE = [
   "message_contents",
   "message_content_bodies",
   "journey_documents",
+  // The change feed's: a row a project, and the epoch its capture reads on every node.
+  "change_trims",
+  "change_epochs",
 ];
 /**
  * Kept on the coordinator only: operators' records, not data a request reads (webhook endpoints,
- * which only workers read); and, until the change feed is made to run on Citus (docs/scaling.md,
- * "The change feed past one Postgres": a plan, unverified), its changes and their trims.
+ * which only workers read; Citus keeps them as a local table of its own, for their foreign key to
+ * projects), and the change feed's samples of the nodes, which only the coordinator reads.
  */
 const COORDINATOR_ONLY = [
   "schema_migrations",
   "schema_functions",
   "identify_dead_letters",
-  "changes",
-  "change_trims",
   "webhook_endpoints",
+  "change_epoch_samples",
 ];
 
 /** The first migration after which the rules hold; every later one must keep them. */

@@ -11,7 +11,7 @@ import {
   type ProfileState,
   type StateOperation,
 } from "@cm/domain";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabase, layoutTimeout, type TestDatabase } from "../support/database";
 import { profileOperations } from "../support/profile-operations";
 import { createTestProject } from "../support/project";
 
@@ -52,7 +52,9 @@ function stateArbitrary(projectId: number, topicId: number) {
 }
 
 describe("the workers' SQL merge", () => {
-  it("is libs/domain's mergeStates, erasures included", async () => {
+  // Up to 1,500 writes one after another: on Citus each a distributed statement, whose shards run
+  // the change feed's capture (docs/scaling.md, "The change feed on Citus").
+  it("is libs/domain's mergeStates, erasures included", { timeout: layoutTimeout(30_000) }, async () => {
     const project = await createTestProject(db.sql, "merge");
     const topicId = await project.topic("T");
     let profile = 0;

@@ -112,10 +112,18 @@ describe("GET /api/v2/changes", () => {
     await post(project, "users/track", { id: "first" });
     await post(project, "users/track", { id: "second" });
     const start = await readUntil(project, null, (changes) => changes.length >= 2);
+    // By the profile's key: on Citus an UPDATE by another column reaches every shard and takes
+    // each shard's lock, so that two open ones wait for each other.
+    const keys = Object.fromEntries(
+      (
+        await stack.db.sql<{ external_id: string; key: string }[]>`
+          SELECT external_id, key FROM profiles WHERE project_id = ${project.id}`
+      ).map((row) => [row.external_id, row.key]),
+    );
     const older = await openTransaction(stack.db.sql);
     const younger = await openTransaction(stack.db.sql);
     const tag = (id: string, tag: string) => `UPDATE profiles SET tags = '{"${tag}": {"t": 9999999999999, "v": true}}'
-      WHERE project_id = ${project.id} AND external_id = '${id}'`;
+      WHERE project_id = ${project.id} AND key = '${keys[id]}'`;
     await older.run.unsafe(tag("first", "a"));
     await younger.run.unsafe(tag("second", "b"));
     await younger.commit();

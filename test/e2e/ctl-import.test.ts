@@ -79,7 +79,7 @@ async function importsApplied(): Promise<void> {
     eventsQueue(connection, stack.config.queuePrefix),
   ];
   try {
-    await drained(queues, 120_000);
+    await drained(queues, layoutTimeout(120_000));
   } finally {
     await Promise.all(queues.map((queue) => queue.close()));
     connection.disconnect();

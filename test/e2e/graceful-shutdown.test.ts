@@ -20,7 +20,9 @@ async function storedIds(): Promise<Set<string>> {
   return new Set(rows.map((row) => row.external_id));
 }
 
-describe("SIGTERM under load", () => {
+// What the workers apply takes the layout's time: on Citus every batch is a distributed statement,
+// whose shards run the change feed's capture (docs/scaling.md, "The change feed on Citus").
+describe("SIGTERM under load", { timeout: layoutTimeout(30_000) }, () => {
   it("the gateway turns not ready, answers what it accepted, and every 200 is applied", async () => {
     const env = childEnv({ ...stack.config, port: 0 }, { SHUTDOWN_DELAY_MS: "400" });
     const gateway = startChild("apps/gateway/dist/main.js", { ...env, LOG_LEVEL: "info" });
@@ -72,7 +74,7 @@ describe("SIGTERM under load", () => {
         const stored = await storedIds();
         return accepted.every((id) => stored.has(id)) ? true : undefined;
       },
-      30_000,
+      layoutTimeout(30_000),
     );
     worker.child.kill("SIGTERM");
     expect(await worker.exited).toBe(0);
@@ -113,7 +115,7 @@ describe("SIGTERM under load", () => {
         await waitFor(
           "the queue to drain",
           async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
-          60_000,
+          layoutTimeout(60_000),
         );
         second.child.kill("SIGTERM");
         expect(await second.exited).toBe(0);

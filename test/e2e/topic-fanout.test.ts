@@ -14,6 +14,7 @@ import {
   type SeededProfiles,
 } from "../support/topic-fanout";
 import { waitFor } from "../support/wait";
+import { layoutTimeout } from "../support/database";
 
 const PROFILES = 22_500; // five chunks: four full, one part
 const EXPLICIT_EVERY = 10;
@@ -48,10 +49,14 @@ async function topicOf(project: TestProject, userId: string, topicId: number) {
 }
 
 const finished = (topicId: number, generation = 1) =>
-  waitFor("the fan-out to finish", async () => {
-    const fanout = await fanoutOf(stack.db.sql, topicId);
-    return fanout?.generation === generation && fanout.finished ? fanout : undefined;
-  });
+  waitFor(
+    "the fan-out to finish",
+    async () => {
+      const fanout = await fanoutOf(stack.db.sql, topicId);
+      return fanout?.generation === generation && fanout.finished ? fanout : undefined;
+    },
+    layoutTimeout(15_000),
+  );
 
 /** Waits until the fan-out has done `chunks` chunks and waits for the locked profile. */
 const blockedAfter = (topicId: number, chunks: number) =>
@@ -96,7 +101,9 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-describe("fan-out of a default change", () => {
+// A fan-out writes every profile of a project, chunk by chunk: on Citus each chunk a distributed
+// statement, whose shards run the change feed's capture (docs/scaling.md, "The change feed on Citus").
+describe("fan-out of a default change", { timeout: layoutTimeout(30_000) }, () => {
   it("reaches every profile without an explicit choice, created before and during the fan-out", async () => {
     const { project, topicId, withoutChoice, seeded, withoutChoiceFrom, lock } =
       await seededProject("Before and during");

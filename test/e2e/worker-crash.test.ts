@@ -85,7 +85,7 @@ describe("a worker killed mid-batch", () => {
         await waitFor(
           "the queue to drain",
           async () => ((await queue.getJobCountByTypes("waiting", "active", "delayed")) === 0 ? true : undefined),
-          60_000,
+          layoutTimeout(60_000),
         );
       } finally {
         second.child.kill("SIGTERM");

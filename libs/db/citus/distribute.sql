@@ -40,11 +40,39 @@ BEGIN
     PERFORM create_distributed_function(f);
   END LOOP;
 END $$;
+-- The change feed (docs/scaling.md, "The change feed on Citus"). Its capture is triggers on
+-- `profiles` and `events`, which Citus distributes only with this setting, kept for the database
+-- (a later migration adding a trigger to a distributed table needs it too). The triggers write
+-- `changes` rows of their shard's own rows, on the same node: a trigger may not write elsewhere.
+SET citus.enable_unsafe_triggers = on;
+DO $$
+BEGIN
+  EXECUTE format('ALTER DATABASE %I SET citus.enable_unsafe_triggers = on', current_database());
+END $$;
+-- From here on positions are epochs' (migration 024): the changes already stored are of epoch 0,
+-- read in the order one Postgres gave them, and closed, since every writer that could still add one
+-- (each holds a lock on the table it writes before it writes a change) has ended.
+DO $$
+BEGIN
+  LOCK TABLE profiles, events, profile_links, changes, change_trims IN SHARE MODE;
+  UPDATE changes SET pos_epoch = 0, pos_t = 0, pos_node = 0 WHERE pos_epoch IS NULL;
+  UPDATE change_trims SET pos_epoch = 0, pos_t = 0, pos_node = 0 WHERE pos_epoch IS NULL;
+  INSERT INTO change_epochs (epoch, closed, bumped_at) VALUES (1, 0, now()) ON CONFLICT DO NOTHING;
+END $$;
+-- Read in epoch order; the one Postgres order's index is of no use any more.
+CREATE INDEX IF NOT EXISTS changes_epoch_position_idx ON changes (project_id, pos_epoch, pos_t, pos_node, pos_xid, seq);
+DROP INDEX IF EXISTS changes_position_idx;
+-- Each node draws the sequence of the changes it stores. Citus creates a sequence on every node,
+-- those added later included, when a distributed table's column takes its default from it; no
+-- change is written with this default (each is given its seq, or change_position gives it).
+ALTER TABLE changes ALTER COLUMN seq SET DEFAULT nextval('change_seq');
+
 SELECT create_reference_table(t) FROM unnest(ARRAY['projects', 'credentials', 'topics', 'topic_fanouts',
   'journeys', 'journey_audiences', 'journey_nodes', 'journey_edges', 'messages', 'message_contents',
-  'message_content_bodies', 'journey_documents']) AS t;
+  'message_content_bodies', 'journey_documents', 'change_trims', 'change_epochs']) AS t;
 SELECT create_distributed_table('profiles', 'key');
 SELECT create_distributed_table('profile_erasures', 'key', colocate_with => 'profiles');
 SELECT create_distributed_table('profile_links', 'from_key', colocate_with => 'profiles');
 SELECT create_distributed_table('events', 'user_key', colocate_with => 'profiles');
 SELECT create_distributed_table('event_keys', 'key', colocate_with => 'none');
+SELECT create_distributed_table('changes', 'user_key', colocate_with => 'profiles');

@@ -36,7 +36,13 @@ $$;
 -- data from before it (docs/changes.md, "Erasure"). A row's changes are numbered in the order of
 -- `ord`. A map the write leaves as it was (most identifies carry no tags or topic choices) is not
 -- read: its subquery's condition holds only the row's columns, which Postgres checks first.
-CREATE OR REPLACE FUNCTION profile_changes_statement(old_rows text) RETURNS text
+--
+-- On Citus (`on_citus`) the statement runs on a shard, and Citus cannot plan a statement that
+-- reads a transition table and writes a distributed one ("could not find named tuplestore"): it
+-- reads the transition tables alone and returns what to erase and what to insert, which
+-- changes_of_profiles writes in statements of their own.
+DROP FUNCTION IF EXISTS profile_changes_statement(text);
+CREATE OR REPLACE FUNCTION profile_changes_statement(old_rows text, on_citus boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT format($q$
   WITH w AS MATERIALIZED (
@@ -57,10 +63,7 @@ LANGUAGE sql IMMUTABLE AS $$
             o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
            IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
                              n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults)
-  ), erased AS (
-    DELETE FROM changes AS c USING w
-     WHERE w.erased AND c.project_id = w.project_id AND c.user_key = w.key
-  ), seen AS (
+  )%6$s, seen AS (
     SELECT w.project_id, w.key, w.change_xid, w.user_id, w.old_since, w.new_since,
            change_visible(w.email, w.new_since) AS email, change_visible(w.old_email, w.old_since) AS old_email,
            change_visible(w.phone_number, w.new_since) AS phone_number,
@@ -115,11 +118,22 @@ LANGUAGE sql IMMUTABLE AS $$
        AND d.value IS DISTINCT FROM s.old_topic_defaults -> d.key
        AND change_visible(s.stamped_choices -> d.key, s.new_since) IS NULL
   )
+  %7$s
+  $q$, old_rows, change_map_diff('data'), change_map_diff('channels'), change_map_diff('tags'),
+       change_map_diff('topic_choices'),
+       CASE WHEN on_citus THEN '' ELSE $e$, erased AS (
+    DELETE FROM changes AS c USING w
+     WHERE w.erased AND c.project_id = w.project_id AND c.user_key = w.key
+  )$e$ END,
+       CASE WHEN on_citus THEN $c$
+  SELECT (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('project_id', project_id, 'key', key)), '[]')
+            FROM w WHERE erased) AS erased,
+         (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY project_id, key, ord), '[]') FROM found AS f) AS made
+  $c$ ELSE $i$
   INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, change)
   SELECT project_id, change_xid, nextval('change_seq'), key, type, user_id, change
     FROM (SELECT * FROM found ORDER BY project_id, key, ord) AS ordered
-  $q$, old_rows, change_map_diff('data'), change_map_diff('channels'), change_map_diff('tags'),
-       change_map_diff('topic_choices'))
+  $i$ END)
 $$;
 
 -- Every write of a profile row records the pos_xid of its change: its transaction's, or the
@@ -133,15 +147,82 @@ BEGIN
 END
 $$;
 
+-- The change feed on Citus (docs/scaling.md, "The change feed on Citus", migration 024): a
+-- change's position is (epoch, clock, node, transaction id, sequence), each taken where the change
+-- is stored, and readers read the epochs closed.
+
+-- This node's Citus group; only called on Citus, where pg_dist_local_group exists.
+CREATE OR REPLACE FUNCTION change_node() RETURNS integer LANGUAGE plpgsql STABLE AS $$
+BEGIN
+  RETURN (SELECT groupid FROM pg_dist_local_group);
+END
+$$;
+
+-- This node's clock, in microseconds since 1970.
+CREATE OR REPLACE FUNCTION change_clock() RETURNS bigint LANGUAGE sql VOLATILE AS $$
+  SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint
+$$;
+
+-- Writes `made` (what a statement changed: project_id, key, change_xid, type, user_id, change,
+-- event_id, event_at; in position order) as changes of `epoch` on Citus. Its rows are the rows of
+-- the shard the trigger fired on, so they are stored on this node, where their transaction id and
+-- sequence are taken. No notice (pg_notify) is sent: a shard's transaction is prepared for Citus's
+-- two-phase commit, which a notice forbids, and a change is readable only once its epoch is closed
+-- (readers read again every 250 ms, libs/app waitForChangeFeed).
+CREATE OR REPLACE FUNCTION write_changes_on_citus(epoch bigint, made jsonb) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+  t bigint := change_clock();
+  node integer := change_node();
+BEGIN
+  -- A statement that changed nothing (values written again) plans no insert.
+  IF coalesce(jsonb_array_length(made), 0) = 0 THEN
+    RETURN;
+  END IF;
+  INSERT INTO changes (project_id, pos_epoch, pos_t, pos_node, pos_xid, seq, user_key, type, user_id, change,
+                       event_id, event_at)
+  SELECT f.project_id, epoch, t, node, greatest(pg_current_xact_id(), f.change_xid), nextval('change_seq'), f.key,
+         f.type, f.user_id, f.change, f.event_id, f.event_at
+    FROM (SELECT * FROM ROWS FROM (jsonb_to_recordset(made) AS (project_id integer, key text, change_xid xid8, type text,
+                                                                 user_id text, change jsonb, event_id uuid,
+                                                                 event_at timestamptz))
+                        WITH ORDINALITY AS r (project_id, key, change_xid, type, user_id, change, event_id, event_at, n)
+           ORDER BY n) AS f;
+END
+$$;
+
+-- The epoch the capture writes now: null on one Postgres (change_epochs has no row). Read after the
+-- transaction has its id on this node (the capture's rows are written by then): closing an epoch
+-- relies on it (change_feed_closed).
+CREATE OR REPLACE FUNCTION change_epoch() RETURNS bigint LANGUAGE sql STABLE AS $$
+  SELECT epoch FROM change_epochs
+$$;
+
 -- Both profiles triggers: planned at each statement (a plan is cached per statement text, and the
 -- two differ in where the rows before come from).
 CREATE OR REPLACE FUNCTION changes_of_profiles() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  old_rows text := CASE TG_OP WHEN 'UPDATE' THEN 'old_rows' ELSE 'new_rows WHERE false' END;
+  epoch bigint;
+  erased jsonb;
+  made jsonb;
+  erasure record;
 BEGIN
   -- An upsert fires both triggers, and one of them often has no row: it plans nothing.
   IF NOT EXISTS (SELECT FROM new_rows) THEN
     RETURN NULL;
   END IF;
-  EXECUTE profile_changes_statement(CASE TG_OP WHEN 'UPDATE' THEN 'old_rows' ELSE 'new_rows WHERE false' END);
+  epoch := change_epoch();
+  IF epoch IS NULL THEN
+    EXECUTE profile_changes_statement(old_rows, false);
+  ELSE
+    EXECUTE profile_changes_statement(old_rows, true) INTO erased, made;
+    FOR erasure IN SELECT x.project_id, array_agg(x.key) AS keys
+                     FROM jsonb_to_recordset(erased) AS x (project_id integer, key text) GROUP BY x.project_id LOOP
+      DELETE FROM changes WHERE project_id = erasure.project_id AND user_key = ANY(erasure.keys);
+    END LOOP;
+    PERFORM write_changes_on_citus(epoch, made);
+    RETURN NULL;
+  END IF;
   PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
   RETURN NULL;
 END
@@ -149,11 +230,129 @@ $$;
 
 -- An event's change names its row, read with the change (libs/db/src/changes.ts).
 CREATE OR REPLACE FUNCTION changes_of_events() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  epoch bigint := change_epoch();
 BEGIN
-  INSERT INTO changes (project_id, pos_xid, seq, user_key, type, event_id, event_at)
-  SELECT project_id, pg_current_xact_id(), nextval('change_seq'), user_key, 'event.stored', id, created_at
-    FROM new_rows;
-  PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
+  IF epoch IS NULL THEN
+    INSERT INTO changes (project_id, pos_xid, seq, user_key, type, event_id, event_at)
+    SELECT project_id, pg_current_xact_id(), nextval('change_seq'), user_key, 'event.stored', id, created_at
+      FROM new_rows;
+    PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
+  ELSE
+    PERFORM write_changes_on_citus(epoch, (
+      SELECT jsonb_agg(jsonb_build_object('project_id', project_id, 'key', user_key, 'type', 'event.stored',
+                                          'event_id', id, 'event_at', created_at))
+        FROM new_rows));
+  END IF;
   RETURN NULL;
+END
+$$;
+
+-- A change inserted without a position (migration 024: a reidentify's) takes it here, where its
+-- row is stored: the transaction id first, since the epoch must be read after it.
+CREATE OR REPLACE FUNCTION change_position() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.pos_xid := pg_current_xact_id();
+  NEW.seq := nextval('change_seq');
+  NEW.pos_epoch := change_epoch();
+  IF NEW.pos_epoch IS NOT NULL THEN
+    NEW.pos_t := change_clock();
+    NEW.pos_node := change_node();
+  END IF;
+  RETURN NEW;
+END
+$$;
+
+-- This node's part in closing an epoch: the epoch it sees, then, in a later snapshot, its oldest
+-- running transaction id and its next one. Every transaction that wrote a change of an earlier
+-- epoch here had its id before it read that epoch, so before this snapshot: below `xmax`.
+CREATE OR REPLACE FUNCTION change_feed_sample() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  seen bigint := change_epoch();
+  snapshot pg_snapshot;
+BEGIN
+  snapshot := pg_current_snapshot();
+  RETURN jsonb_build_object('group', change_node(), 'epoch', seen, 'xmin', pg_snapshot_xmin(snapshot)::text,
+                            'xmax', pg_snapshot_xmax(snapshot)::text);
+END
+$$;
+
+-- Every node's sample (change_feed_sample), by group; null when a node did not answer.
+CREATE OR REPLACE FUNCTION change_feed_samples() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+  samples jsonb;
+BEGIN
+  SELECT CASE WHEN bool_and(success) THEN jsonb_object_agg((result::jsonb) ->> 'group', result::jsonb) END
+    INTO samples
+    FROM run_command_on_all_nodes('SELECT change_feed_sample()');
+  RETURN samples;
+END
+$$;
+
+-- The last epoch readers may read (docs/scaling.md, "The change feed on Citus"); null on one
+-- Postgres. Holding `lock_id` (the caller that cannot waits for nothing: it gets the epoch closed
+-- last): moves the epoch on when it last moved `bump_after_ms` ago or more, in a transaction of
+-- its own (committed, on every node, before the samples are taken); then closes the epochs of the
+-- samples taken after the last move (kept across calls in change_epoch_samples): an epoch is closed
+-- once, on every node, every transaction that could still write one has ended, which is waited
+-- for `wait_ms` at most.
+CREATE OR REPLACE FUNCTION change_feed_closed(lock_id integer, bump_after_ms integer, wait_ms integer)
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  state change_epochs;
+  pending jsonb;
+  samples jsonb;
+  closed_now bigint;
+  deadline timestamptz := clock_timestamp() + make_interval(secs => wait_ms / 1000.0);
+BEGIN
+  SELECT * INTO state FROM change_epochs;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  IF NOT pg_try_advisory_xact_lock(lock_id) THEN
+    RETURN state.closed;
+  END IF;
+  closed_now := state.closed;
+  SELECT jsonb_object_agg(group_id::text, jsonb_build_object('epoch', epoch, 'xmax', next_xid::text))
+    INTO pending FROM change_epoch_samples;
+  IF state.bumped_at <= clock_timestamp() - make_interval(secs => bump_after_ms / 1000.0) THEN
+    PERFORM run_command_on_coordinator(format(
+      'UPDATE change_epochs SET epoch = epoch + 1, bumped_at = %L WHERE epoch = %s', clock_timestamp(), state.epoch));
+  ELSIF pending IS NULL THEN
+    -- Every epoch before the current one is closed, and the current one is not closed before it moves on.
+    RETURN closed_now;
+  END IF;
+  -- Nothing is written before the samples: a transaction id of this one would hold the
+  -- coordinator's oldest running transaction back, and so the close.
+  LOOP
+    samples := change_feed_samples();
+    EXIT WHEN samples IS NULL;
+    -- A node added or removed since: sampled again.
+    IF (SELECT array_agg(g ORDER BY g) FROM jsonb_object_keys(pending) AS g)
+       IS DISTINCT FROM (SELECT array_agg(g ORDER BY g) FROM jsonb_object_keys(samples) AS g) THEN
+      pending := NULL;
+    END IF;
+    -- Every node past its sample: the epochs before the one it saw are closed.
+    IF (SELECT bool_and(((samples -> g) ->> 'xmin')::xid8 >= ((pending -> g) ->> 'xmax')::xid8)
+          FROM jsonb_object_keys(pending) AS g) THEN
+      closed_now := greatest(closed_now, (SELECT min(((pending -> g) ->> 'epoch')::bigint) - 1
+                                            FROM jsonb_object_keys(pending) AS g));
+      pending := NULL;
+    END IF;
+    -- A sample of an epoch not yet closed is the next to wait for.
+    IF pending IS NULL AND (SELECT min((s.value ->> 'epoch')::bigint) FROM jsonb_each(samples) AS s) - 1 > closed_now THEN
+      pending := samples;
+    END IF;
+    EXIT WHEN pending IS NULL OR clock_timestamp() >= deadline;
+    PERFORM pg_sleep(0.002);
+  END LOOP;
+  DELETE FROM change_epoch_samples;
+  INSERT INTO change_epoch_samples (group_id, epoch, next_xid)
+  SELECT g::integer, ((pending -> g) ->> 'epoch')::bigint, ((pending -> g) ->> 'xmax')::xid8
+    FROM jsonb_object_keys(pending) AS g;
+  IF closed_now > state.closed THEN
+    UPDATE change_epochs SET closed = closed_now;
+  END IF;
+  RETURN closed_now;
 END
 $$;

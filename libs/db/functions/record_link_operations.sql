@@ -11,6 +11,8 @@ RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN
   -- A link recorded now is a reidentify the change feed carries (docs/changes.md), named by the ids
   -- the links hold beside their keys (an older worker's hold none: its links go without a change).
+  -- Its position is taken where its row is stored (change_position, migration 024): on Citus not
+  -- here, on the coordinator.
   WITH added AS (
     INSERT INTO profile_links (project_id, from_key, to_key, t)
     SELECT project, l."from", l."to", l.t
@@ -18,8 +20,8 @@ BEGIN
     ON CONFLICT DO NOTHING
     RETURNING from_key, to_key, t
   )
-  INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, change)
-  SELECT project, pg_current_xact_id(), nextval('change_seq'), to_key, 'user.reidentified', to_id,
+  INSERT INTO changes (project_id, user_key, type, user_id, change)
+  SELECT project, to_key, 'user.reidentified', to_id,
          jsonb_build_object('previous_user_id', from_id)
     FROM (SELECT DISTINCT ON (a.from_key, a.to_key, a.t) a.from_key, a.to_key, a.t, l.from_id, l.to_id
             FROM added AS a

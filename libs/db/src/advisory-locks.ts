@@ -25,6 +25,12 @@ export const PROFILE_LINKS_LOCK = 4_200_003;
 export const PROJECT_EVENTS_LOCK = 4_200_004;
 /** Concurrent makers of event partitions (every worker at start, the maintenance job). */
 export const EVENT_PARTITIONS_LOCK = 4_200_005;
+/**
+ * On Citus, one reader at a time moves the change feed's epoch on and closes epochs (taken with
+ * pg_try_advisory_xact_lock inside libs/db/functions/change_feed.sql change_feed_closed; a reader
+ * that cannot take it reads what is closed already).
+ */
+export const CHANGE_EPOCHS_LOCK = 4_200_006;
 
 export type AdvisoryLock = typeof MIGRATION_LOCK | typeof DEMO_PROJECT_LOCK | typeof EVENT_PARTITIONS_LOCK;
 

@@ -1,4 +1,5 @@
-import { laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
+import { FIRST_POSITION, laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
+import { CHANGE_EPOCHS_LOCK } from "./advisory-locks";
 import type { Db, Sql } from "./connect";
 
 /** A change as the feed serves it (migration 022, docs/changes.md). */
@@ -26,7 +27,7 @@ interface ChangesReadRow {
   scanned: number;
   last_matched: ChangePosition | null;
   last_scanned: ChangePosition | null;
-  horizon: string;
+  horizon: ChangePosition;
   trimmed: ChangePosition | null;
 }
 
@@ -37,17 +38,67 @@ interface ChangesReadRow {
 const FILTERED_SCAN_ROWS = 10_000;
 
 /**
+ * On Citus (docs/scaling.md, "The change feed on Citus"): the feed's epoch moves on at most this
+ * often, and a read waits at most this long for the epochs before it to close.
+ */
+const EPOCH_BUMP_AFTER_MS = 100;
+const EPOCH_CLOSE_WAIT_MS = 100;
+
+/**
+ * How this database orders its feed, and how far a reader may read: on one Postgres (`closed`
+ * null), by transaction id, below the oldest transaction still running; on Citus, every epoch up
+ * to `closed`, which this call moves on when it can (change_feed_closed,
+ * libs/db/functions/change_feed.sql). `bumpAfterMs`: 0 moves the epoch on whenever it can.
+ */
+async function closedEpoch(sql: Db, bumpAfterMs = EPOCH_BUMP_AFTER_MS): Promise<string | null> {
+  const [row] = await sql<{ closed: string | null }[]>`
+    SELECT change_feed_closed(${CHANGE_EPOCHS_LOCK}, ${bumpAfterMs}, ${EPOCH_CLOSE_WAIT_MS})::text AS closed`;
+  return row?.closed ?? null;
+}
+
+/** What a read of the feed is made of, as one Postgres or Citus orders it (closedEpoch). */
+function feedOrder(sql: Db, closed: string | null) {
+  if (closed === null) {
+    return {
+      columns: sql`pos_xid, seq`,
+      columnsDesc: sql`pos_xid DESC, seq DESC`,
+      row: sql`(c.pos_xid, c.seq)`,
+      position: (p: ChangePosition) => sql`(${p.xid}::xid8, ${p.seq}::bigint)`,
+      readable: sql`c.pos_xid < pg_snapshot_xmin(pg_current_snapshot())`,
+      horizon: sql`json_build_object('epoch', '0', 't', '0', 'node', '0', 'xid', pg_snapshot_xmin(pg_current_snapshot())::text, 'seq', '0')`,
+    };
+  }
+  return {
+    columns: sql`pos_epoch, pos_t, pos_node, pos_xid, seq`,
+    columnsDesc: sql`pos_epoch DESC, pos_t DESC, pos_node DESC, pos_xid DESC, seq DESC`,
+    row: sql`(c.pos_epoch, c.pos_t, c.pos_node, c.pos_xid, c.seq)`,
+    position: (p: ChangePosition) =>
+      sql`(${p.epoch}::bigint, ${p.t}::bigint, ${p.node}::integer, ${p.xid}::xid8, ${p.seq}::bigint)`,
+    readable: sql`c.pos_epoch <= ${closed}::bigint`,
+    horizon: sql`json_build_object('epoch', (${closed}::bigint + 1)::text, 't', '0', 'node', '0', 'xid', '0', 'seq', '0')`,
+  };
+}
+
+/** A row's position as JSON (ChangePosition): on one Postgres its first three parts are null, read as 0. */
+const positionJson = (sql: Db, alias: string) => sql`
+  json_build_object('epoch', coalesce(${sql(alias)}.pos_epoch, 0)::text, 't', coalesce(${sql(alias)}.pos_t, 0)::text,
+                    'node', coalesce(${sql(alias)}.pos_node, 0)::text, 'xid', ${sql(alias)}.pos_xid::text,
+                    'seq', ${sql(alias)}.seq::text)`;
+
+/**
  * The project's changes after `after` (from its first when null), at most `limit`, in position
  * order, of `types` only when given; and, read in the same snapshot, how far retention trimmed
  * the project's changes (a cursor before it has lost changes: the caller refuses it).
  *
- * Only changes of transactions older than every transaction still running are read (below the
- * horizon, pg_snapshot_xmin): a change that is not visible yet belongs to a transaction that is
- * still running or starts later, whose position is at least that horizon (profiles.change_xid
+ * Only changes below the read horizon are read. On one Postgres that is the oldest transaction
+ * still running (pg_snapshot_xmin): a change that is not visible yet belongs to a transaction that
+ * is still running or starts later, whose position is at least that horizon (profiles.change_xid
  * never moves a change before its own transaction), so it comes after everything read here, and
- * a reader resuming from `next` misses nothing (docs/changes.md, "Why nothing is skipped"). So
- * when the read went through every change below the horizon, `next` is the horizon itself: a
- * reader filtering a rare type does not go through the same changes again.
+ * a reader resuming from `next` misses nothing (docs/changes.md, "Why nothing is skipped"). On
+ * Citus it is the first epoch not closed: every change of the epochs before it is committed, and
+ * every later one has a later epoch (docs/scaling.md, "The change feed on Citus"). So when the
+ * read went through every change below the horizon, `next` is the horizon itself: a reader
+ * filtering a rare type does not go through the same changes again.
  *
  * An event's change is rendered from its event's row, so that the erasure of the event takes it
  * out of the feed, and so does its profile's erasure stamped at or after it, from the commit of
@@ -61,24 +112,23 @@ export async function readChanges(
   limit: number,
   types: readonly ChangeType[] | null,
 ): Promise<ChangesRead> {
-  const from = after ?? { xid: "0", seq: "0" };
+  const from = after ?? FIRST_POSITION;
   const scan = types === null ? limit : Math.max(limit, FILTERED_SCAN_ROWS);
+  const order = feedOrder(sql, await closedEpoch(sql));
   const [row] = await sql<ChangesReadRow[]>`
     WITH scanned AS (
       SELECT c.* FROM changes AS c
-       WHERE c.project_id = ${projectId}
-         AND (c.pos_xid, c.seq) > (${from.xid}::xid8, ${from.seq}::bigint)
-         AND c.pos_xid < pg_snapshot_xmin(pg_current_snapshot())
-       ORDER BY c.pos_xid, c.seq
+       WHERE c.project_id = ${projectId} AND ${order.row} > ${order.position(from)} AND ${order.readable}
+       ORDER BY ${order.columns}
        LIMIT ${scan}
     ), page AS (
       SELECT * FROM scanned
        ${types === null ? sql`` : sql`WHERE type = ANY(${types as string[]}::text[])`}
-       ORDER BY pos_xid, seq
+       ORDER BY ${order.columns}
        LIMIT ${limit}
     ), rendered AS (
-      SELECT p.pos_xid, p.seq,
-             json_build_object('position', json_build_object('xid', p.pos_xid::text, 'seq', p.seq::text),
+      SELECT p.pos_epoch, p.pos_t, p.pos_node, p.pos_xid, p.seq,
+             json_build_object('position', ${positionJson(sql, "p")},
                                'type', p.type,
                                'userId', coalesce(p.user_id, u.external_id),
                                'appliedAt', p.applied_at,
@@ -97,16 +147,13 @@ export async function readChanges(
          AND e.created_at = p.event_at AND e.id = p.event_id
         LEFT JOIN profiles AS u ON p.type = 'event.stored' AND u.project_id = p.project_id AND u.key = p.user_key
     )
-    SELECT (SELECT json_agg(change ORDER BY pos_xid, seq) FILTER (WHERE served) FROM rendered) AS changes,
+    SELECT (SELECT json_agg(change ORDER BY ${order.columns}) FILTER (WHERE served) FROM rendered) AS changes,
            (SELECT count(*)::integer FROM page) AS matched,
            (SELECT count(*)::integer FROM scanned) AS scanned,
-           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM page
-             ORDER BY pos_xid DESC, seq DESC LIMIT 1) AS last_matched,
-           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM scanned
-             ORDER BY pos_xid DESC, seq DESC LIMIT 1) AS last_scanned,
-           pg_snapshot_xmin(pg_current_snapshot())::text AS horizon,
-           (SELECT json_build_object('xid', pos_xid::text, 'seq', seq::text) FROM change_trims
-             WHERE project_id = ${projectId}) AS trimmed`;
+           (SELECT ${positionJson(sql, "page")} FROM page ORDER BY ${order.columnsDesc} LIMIT 1) AS last_matched,
+           (SELECT ${positionJson(sql, "scanned")} FROM scanned ORDER BY ${order.columnsDesc} LIMIT 1) AS last_scanned,
+           ${order.horizon} AS horizon,
+           (SELECT ${positionJson(sql, "t")} FROM change_trims AS t WHERE project_id = ${projectId}) AS trimmed`;
   const read = row as ChangesReadRow;
   const changes = (read.changes ?? []).map((change) => ({ ...change, appliedAt: new Date(change.appliedAt) }));
   const trimmedThrough = read.trimmed;
@@ -119,25 +166,18 @@ export async function readChanges(
     return { changes, next: read.last_scanned, caughtUp: false, trimmedThrough };
   }
   // Every change below the horizon was gone through: any other has a position at or past it.
-  return { changes, next: laterPosition(from, horizonPosition(read.horizon)), caughtUp: true, trimmedThrough };
-}
-
-/**
- * The position of the read horizon `xid`: every change not read yet when the horizon was taken
- * has a position at or past it (the horizon's xid, and a seq of at least 1).
- */
-function horizonPosition(xid: string): ChangePosition {
-  return { xid, seq: "0" };
+  return { changes, next: laterPosition(from, read.horizon), caughtUp: true, trimmedThrough };
 }
 
 /**
  * Where a new endpoint's cursor starts: the feed's read horizon now, as readChanges gives it to a
  * reader that is caught up. The endpoint gets every change committed from now on (and those of the
- * transactions still running), none before.
+ * transactions still running; on Citus, those of the epoch still open), none before.
  */
 export async function changeFeedNow(sql: Db): Promise<ChangePosition> {
-  const [row] = await sql<{ horizon: string }[]>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`;
-  return horizonPosition((row as { horizon: string }).horizon);
+  const order = feedOrder(sql, await closedEpoch(sql, 0));
+  const [row] = await sql<{ horizon: ChangePosition }[]>`SELECT ${order.horizon} AS horizon`;
+  return (row as { horizon: ChangePosition }).horizon;
 }
 
 /**
@@ -154,7 +194,7 @@ export async function listenForChanges(sql: Sql, onChange: (projectId: number) =
   });
 }
 
-/** Changes removed per statement: one short transaction each. */
+/** Changes removed per transaction: each a short one. */
 const TRIM_CHUNK = 10_000;
 
 /**
@@ -162,33 +202,43 @@ const TRIM_CHUNK = 10_000;
  * records how far (change_trims). It stops at a project's first change applied at or after
  * `before`, so that what is removed is always every change up to a position, and a cursor is
  * refused exactly when changes after it were removed; and it removes only changes below the read
- * horizon, so that no change committed later can fall before that position.
+ * horizon, so that no change committed later can fall before that position. A project at a time,
+ * in chunks: on Citus its changes are on every node.
  */
-export async function trimChanges(sql: Db, before: Date): Promise<number> {
+export async function trimChanges(sql: Sql, before: Date): Promise<number> {
+  const order = feedOrder(sql, await closedEpoch(sql));
   let removed = 0;
-  for (;;) {
-    const [step] = await sql<{ removed: number }[]>`
-      WITH chunk AS (
-        SELECT c.project_id, c.pos_xid, c.seq, c.applied_at,
-               bool_and(c.applied_at < ${before}) OVER (PARTITION BY c.project_id ORDER BY c.pos_xid, c.seq) AS expired
-          FROM projects AS p,
-               LATERAL (SELECT * FROM changes AS c
-                         WHERE c.project_id = p.id AND c.pos_xid < pg_snapshot_xmin(pg_current_snapshot())
-                         ORDER BY c.pos_xid, c.seq LIMIT ${TRIM_CHUNK}) AS c
-      ), gone AS (
-        DELETE FROM changes AS c USING chunk
-         WHERE chunk.expired AND c.project_id = chunk.project_id AND c.pos_xid = chunk.pos_xid AND c.seq = chunk.seq
-        RETURNING c.project_id, c.pos_xid, c.seq
-      ), through AS (
-        SELECT DISTINCT ON (project_id) project_id, pos_xid, seq FROM gone ORDER BY project_id, pos_xid DESC, seq DESC
-      ), recorded AS (
-        INSERT INTO change_trims AS t (project_id, pos_xid, seq, trimmed_at)
-        SELECT project_id, pos_xid, seq, now() FROM through
-        ON CONFLICT (project_id) DO UPDATE SET pos_xid = excluded.pos_xid, seq = excluded.seq, trimmed_at = now()
-      )
-      SELECT count(*)::integer AS removed FROM gone`;
-    const count = step?.removed ?? 0;
-    removed += count;
-    if (count === 0) return removed;
+  for (const { id } of await sql<{ id: number }[]>`SELECT id FROM projects ORDER BY id`) {
+    for (;;) {
+      const count = await sql.begin(async (tx) => {
+        // The last change before the first one kept, among the project's first changes.
+        const [last] = await tx<{ through: ChangePosition }[]>`
+          WITH chunk AS (
+            SELECT c.pos_epoch, c.pos_t, c.pos_node, c.pos_xid, c.seq, c.applied_at FROM changes AS c
+             WHERE c.project_id = ${id} AND ${order.readable}
+             ORDER BY ${order.columns} LIMIT ${TRIM_CHUNK}
+          ), kept AS (
+            SELECT * FROM chunk WHERE applied_at >= ${before} ORDER BY ${order.columns} LIMIT 1
+          )
+          SELECT ${positionJson(tx, "c")} AS through FROM chunk AS c
+           WHERE NOT EXISTS (SELECT FROM kept) OR (${order.columns}) < (SELECT ${order.columns} FROM kept)
+           ORDER BY ${order.columnsDesc} LIMIT 1`;
+        if (last === undefined) return 0;
+        const { through } = last;
+        const gone =
+          await tx`DELETE FROM changes AS c WHERE c.project_id = ${id} AND ${order.row} <= ${order.position(through)}`;
+        await tx`
+          INSERT INTO change_trims AS t (project_id, pos_epoch, pos_t, pos_node, pos_xid, seq, trimmed_at)
+          VALUES (${id}, ${through.epoch}::bigint, ${through.t}::bigint, ${through.node}::integer, ${through.xid}::xid8,
+                  ${through.seq}::bigint, now())
+          ON CONFLICT (project_id) DO UPDATE
+            SET pos_epoch = excluded.pos_epoch, pos_t = excluded.pos_t, pos_node = excluded.pos_node,
+                pos_xid = excluded.pos_xid, seq = excluded.seq, trimmed_at = excluded.trimmed_at`;
+        return gone.count;
+      });
+      removed += count;
+      if (count === 0) break;
+    }
   }
+  return removed;
 }

@@ -32,11 +32,16 @@ export async function insertWebhookEndpoint(
   sql: Db,
   endpoint: { projectId: number; url: string; types: string[] | null; secretSealed: Buffer; cursor: string | null },
 ): Promise<WebhookEndpointSummary> {
+  // The summary read from the inserted row: on Citus, where webhook_endpoints is a table of
+  // Citus's for its foreign key to projects, RETURNING may call no function but an immutable one.
   const [row] = await sql<WebhookEndpointSummary[]>`
-    INSERT INTO webhook_endpoints (project_id, url, types, secret_sealed, cursor)
-    VALUES (${endpoint.projectId}, ${endpoint.url}, ${endpoint.types === null ? null : sql.array(endpoint.types)},
-            ${endpoint.secretSealed}, ${endpoint.cursor})
-    RETURNING ${sql.unsafe(SUMMARY_COLUMNS)}`;
+    WITH inserted AS (
+      INSERT INTO webhook_endpoints (project_id, url, types, secret_sealed, cursor)
+      VALUES (${endpoint.projectId}, ${endpoint.url}, ${endpoint.types === null ? null : sql.array(endpoint.types)},
+              ${endpoint.secretSealed}, ${endpoint.cursor})
+      RETURNING *
+    )
+    SELECT ${sql.unsafe(SUMMARY_COLUMNS)} FROM inserted`;
   return row as WebhookEndpointSummary;
 }
 
@@ -145,20 +150,24 @@ export async function recordWebhookFailure(
   cursor: string | null,
   failure: { error: string; retryBaseDelayMs: number; retryMaxDelayMs: number; parkAfterS: number },
 ): Promise<{ state: WebhookEndpointState } | null> {
+  // Every time is worked out in `failing`: on Citus (webhook_endpoints is a table of Citus's) an
+  // UPDATE may not call a stable function on a column, which now() + interval is.
   const [row] = await sql<{ state: WebhookEndpointState }[]>`
     WITH failing AS (
-      SELECT id, coalesce(failing_since, now()) AS since,
+      SELECT id, now() AS at, coalesce(failing_since, now()) AS since,
              coalesce(failing_since, now()) <= now() - make_interval(secs => ${failure.parkAfterS}) AS parks,
-             least(${failure.retryMaxDelayMs}, ${failure.retryBaseDelayMs} * 2 ^ least(failed_tries, 30)) / 1000 AS delay_s
+             now() + make_interval(secs => least(${failure.retryMaxDelayMs},
+                                                 ${failure.retryBaseDelayMs} * 2 ^ least(failed_tries, 30)) / 1000)
+               AS next_try_at
         FROM webhook_endpoints
        WHERE id = ${id} AND state = 'active' AND cursor IS NOT DISTINCT FROM ${cursor}
          FOR UPDATE
     )
     UPDATE webhook_endpoints AS e
        SET failing_since = f.since, failed_tries = e.failed_tries + 1, last_error = ${failure.error},
-           next_try_at = now() + make_interval(secs => f.delay_s),
+           next_try_at = f.next_try_at,
            state = CASE WHEN f.parks THEN 'parked' ELSE e.state END,
-           state_changed_at = CASE WHEN f.parks THEN now() ELSE e.state_changed_at END
+           state_changed_at = CASE WHEN f.parks THEN f.at ELSE e.state_changed_at END
       FROM failing AS f
      WHERE e.id = f.id
     RETURNING e.state`;

@@ -36,36 +36,67 @@ export interface ChangeFeedRequest extends ChangeFeedRead {
   waitS: number;
 }
 
-/** Where a change is in its project's feed: its transaction (xid8) and its number, as decimal text. */
+/**
+ * Where a change is in its project's feed, each part as decimal text, compared in this order: on
+ * Citus the feed's epoch, the clock (µs since 1970) and the Citus group of the node that stored
+ * it; then its transaction (xid8) on that node and its number. On one Postgres the first three
+ * are 0 (docs/changes.md, "Order"; docs/scaling.md, "The change feed on Citus").
+ */
 export interface ChangePosition {
+  epoch: string;
+  t: string;
+  node: string;
   xid: string;
   seq: string;
 }
 
-const XID_MAX = 2n ** 64n - 1n;
-const SEQ_MAX = 2n ** 63n - 1n;
+/** The position before every change: where a reader without a cursor starts. */
+export const FIRST_POSITION: ChangePosition = { epoch: "0", t: "0", node: "0", xid: "0", seq: "0" };
 
-/** Opaque to readers, so that what a position is may change; it names its project, so that no other project reads it. */
+const PARTS = ["epoch", "t", "node", "xid", "seq"] as const;
+const PART_MAX: Record<(typeof PARTS)[number], bigint> = {
+  epoch: 2n ** 63n - 1n,
+  t: 2n ** 63n - 1n,
+  node: 2n ** 31n - 1n,
+  xid: 2n ** 64n - 1n,
+  seq: 2n ** 63n - 1n,
+};
+
+/**
+ * Opaque to readers, so that what a position is may change; it names its project, so that no
+ * other project reads it. A position of one Postgres keeps the cursor's first form
+ * (`changes:project:xid:seq`), so that its readers' cursors stay valid on Citus too.
+ */
 export function changeCursor(projectId: number, position: ChangePosition): string {
-  return Buffer.from(`changes:${projectId}:${position.xid}:${position.seq}`).toString("base64url");
+  const parts =
+    position.epoch === "0" && position.t === "0" && position.node === "0"
+      ? [position.xid, position.seq]
+      : PARTS.map((part) => position[part]);
+  return Buffer.from(`changes:${projectId}:${parts.join(":")}`).toString("base64url");
 }
 
 /** The position a cursor of the project's feed names, or null for text that is no such cursor. */
 export function changePositionOf(projectId: number, cursor: string): ChangePosition | null {
-  const match = /^changes:([0-9]{1,10}):([0-9]{1,20}):([0-9]{1,19})$/.exec(
+  const match = /^changes:([0-9]{1,10}):((?:[0-9]{1,20}:){1,4}[0-9]{1,20})$/.exec(
     Buffer.from(cursor, "base64url").toString("utf8"),
   );
   if (match === null || Number(match[1]) !== projectId) return null;
-  const position = { xid: match[2] as string, seq: match[3] as string };
-  if (BigInt(position.xid) > XID_MAX || BigInt(position.seq) > SEQ_MAX) return null;
+  const values = (match[2] as string).split(":");
+  if (values.length !== 2 && values.length !== PARTS.length) return null;
+  const named = values.length === 2 ? ["0", "0", "0", ...values] : values;
+  const position = Object.fromEntries(PARTS.map((part, i) => [part, named[i] as string])) as unknown as ChangePosition;
+  if (PARTS.some((part) => BigInt(position[part]) > PART_MAX[part])) return null;
   // One text per position: a cursor written another way (leading zeros, base64 padding) is none of ours.
   return changeCursor(projectId, position) === cursor ? position : null;
 }
 
 /** Whether position `a` comes before `b`. */
 export function positionBefore(a: ChangePosition, b: ChangePosition): boolean {
-  const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
-  return ax < bx || (ax === bx && BigInt(a.seq) < BigInt(b.seq));
+  for (const part of PARTS) {
+    const [x, y] = [BigInt(a[part]), BigInt(b[part])];
+    if (x !== y) return x < y;
+  }
+  return false;
 }
 
 /** The later of two positions. */
