@@ -94,16 +94,20 @@ async function measureDrain(databaseUrl) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   const project = async (name) => (await sql`INSERT INTO projects (name) VALUES (${name}) RETURNING id`)[0].id;
   // Identifies alone, the same without the change feed's capture, and the mix of every operation
-  // take turns, so that all meet the same load.
-  const { batched, feedOff, mixed } = await repeatInTurns({
-    batched: async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH),
-    feedOff: async () =>
-      withChangeFeedOff(databaseUrl, async () =>
-        drainOnce(databaseUrl, await project("feed off"), DRAIN_EVENTS, GATEWAY_BATCH),
-      ),
-    mixed: async () =>
-      drainOnce(databaseUrl, await project("mixed"), DRAIN_EVENTS, GATEWAY_BATCH, { operationAt: mixedOperation }),
-  });
+  // take turns, so that all meet the same load; each drains once unmeasured first, and each round
+  // starts with another, so that none is always the first after the intake's servers.
+  const { batched, feedOff, mixed } = await repeatInTurns(
+    {
+      batched: async () => drainOnce(databaseUrl, await project("drain"), DRAIN_EVENTS, GATEWAY_BATCH),
+      feedOff: async () =>
+        withChangeFeedOff(databaseUrl, async () =>
+          drainOnce(databaseUrl, await project("feed off"), DRAIN_EVENTS, GATEWAY_BATCH),
+        ),
+      mixed: async () =>
+        drainOnce(databaseUrl, await project("mixed"), DRAIN_EVENTS, GATEWAY_BATCH, { operationAt: mixedOperation }),
+    },
+    { warmUp: true, rotate: true },
+  );
   const naive = await repeat("naive worker drain (one job, one upsert per identify)", async () =>
     drainOnce(databaseUrl, await project("naive"), NAIVE_DRAIN_EVENTS, 1),
   );

@@ -183,16 +183,24 @@ export async function repeat(label, measure) {
 /**
  * Like `repeat` for several measurements `{name: measure}` that take turns, one run each per
  * round, so that all of them meet the same machine load (which drifts on a shared VM). With
- * `alternate`, every other round runs them in the reverse order, so that none always follows
- * the same one (and whatever it leaves behind: a Redis rewriting its AOF, a collection).
+ * `warmUp`, each first runs once unmeasured; with `rotate`, each round starts one measurement
+ * further than the round before, so that no measurement always runs first, after whatever ran
+ * before the rounds; with `alternate`, every other round runs them in the reverse order, so that
+ * none always follows the same one (and whatever it leaves behind: a Redis rewriting its AOF, a
+ * collection).
  */
-export async function repeatInTurns(measurements, { alternate = false } = {}) {
-  const runs = Object.fromEntries(Object.keys(measurements).map((name) => [name, []]));
+export async function repeatInTurns(measurements, { warmUp = false, rotate = false, alternate = false } = {}) {
+  const names = Object.keys(measurements);
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  if (warmUp) {
+    for (const name of names)
+      console.error(`  ${name} warm-up (not measured): ${JSON.stringify(await measurements[name]())}`);
+  }
   for (let i = 0; i < RUNS; i += 1) {
-    const order = Object.entries(measurements);
+    const order = rotate ? names.map((_, j) => names[(i + j) % names.length]) : [...names];
     if (alternate && i % 2 === 1) order.reverse();
-    for (const [name, measure] of order) {
-      const run = await measure();
+    for (const name of order) {
+      const run = await measurements[name]();
       console.error(`  ${name} run ${i + 1}/${RUNS}: ${JSON.stringify(run)}`);
       runs[name].push(run);
     }

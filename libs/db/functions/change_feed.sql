@@ -10,10 +10,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 
 -- The entries of the map `map` of w (profile_changes_statement) whose seen value differs between
--- the old row and the new, as one object, or null when none does (a key cleared that was not seen
--- is no change). A scalar subquery behind a CASE: a map the write left as it was, or an empty one
--- (most identifies carry no tags or topic choices), is not read at all, where a lateral subquery
--- set up its scan for every row and map.
+-- the old row and the new, as the feed shows them, as one object, or null when none does (a key
+-- cleared that was not seen is no change): the tags' and topic choices' changes, rare, are built
+-- from it. A scalar subquery behind a CASE: a map the write left as it was, or an empty one (most
+-- identifies carry no tags or topic choices), is not read at all, where a lateral subquery set up
+-- its scan for every row and map.
 CREATE OR REPLACE FUNCTION change_map_diff(map text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT format($q$
@@ -26,21 +27,61 @@ LANGUAGE sql IMMUTABLE AS $$
   $q$, map, 'old_' || map)
 $$;
 
+-- The entries of the map `map` of w (profile_changes_statement) that a profile's change holds,
+-- still stamped (libs/domain feedChange shows them as the feed does), or null when none. A new
+-- profile's change (no old_since) holds the whole map: the reading keeps the entries seen (stamped
+-- at or after the profile's creation) and not cleared. A changed profile's holds the entries whose
+-- seen value differs from the row's before (a key cleared that was not seen is no change): the
+-- map without the keys that are no change, found key by key with jsonb_object_keys and `->`. A
+-- jsonb_each and a jsonb_object_agg per row and map building the values as the feed shows them
+-- cost about three times as much (bench/README.md, "Change feed"). A map the write left as it was,
+-- or an empty one, is not read at all.
+CREATE OR REPLACE FUNCTION change_map_entries(map text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT format($q$
+    CASE WHEN w.%1$I = '{}' THEN NULL
+         WHEN w.old_since IS NULL THEN w.%1$I
+         WHEN w.%1$I IS DISTINCT FROM w.%2$I OR w.new_since IS DISTINCT FROM w.old_since
+         THEN nullif(w.%1$I - ARRAY(
+                SELECT k FROM jsonb_object_keys(w.%1$I) AS k
+                 WHERE CASE WHEN ((w.%1$I -> k -> 't')::bigint >= w.new_since) IS NOT TRUE THEN true
+                            WHEN (w.%2$I -> k -> 't')::bigint >= w.old_since
+                            THEN coalesce(w.%1$I -> k -> 'v', 'null') = coalesce(w.%2$I -> k -> 'v', 'null')
+                            ELSE coalesce(w.%1$I -> k -> 'v', 'null') = 'null' END),
+                     '{}') END
+  $q$, map, 'old_' || map)
+$$;
+
+-- The register `register` of w as a profile change holds it, still stamped, when its seen value
+-- differs from the row's before; null when it does not.
+CREATE OR REPLACE FUNCTION change_register_entry(register text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT format($q$
+    CASE WHEN change_visible(w.%1$I, w.new_since) IS NOT NULL
+          AND change_visible(w.%1$I, w.new_since) IS DISTINCT FROM change_visible(w.%2$I, w.old_since)
+         THEN w.%1$I END
+  $q$, register, 'old_' || register)
+$$;
+
 -- What a statement's writes of profile rows changed, as the feed's changes: `old_rows` the rows
 -- before (none for new rows: "new_rows WHERE false"), `new_rows` after, the triggers' transition
 -- tables. Set-based, once per statement: a SQL function called per row cost 180 µs a row, since
 -- Postgres starts its plan at each call. A row is a profile, and its values are seen, from its
 -- creation (created_t) while it has one since its last erasure (the rule of libs/db/src/events.ts
 -- and libs/domain profileExists); an erasure by the write leaves nothing seen of the row before
--- it, and removes every earlier change of the row's key: nothing the feed serves holds the user's
--- data from before it (docs/changes.md, "Erasure"). A row's changes are numbered in the order of
--- `ord`. A map the write leaves as it was (most identifies carry no tags or topic choices) is not
--- read: its subquery's condition holds only the row's columns, which Postgres checks first.
+-- it (and profile_changes_statements removes every earlier change of the row's key: nothing the
+-- feed serves holds the user's data from before it, docs/changes.md, "Erasure"). A row's changes
+-- are numbered in the order of `ord`. A map the write leaves as it was (most identifies carry no
+-- tags or topic choices) is not read: its subquery's condition holds only the row's columns, which
+-- Postgres checks first. A profile's change (profile.created, profile.changed) is stored as the
+-- profile's creation stamp `since` and the fields that changed, still stamped, null when they did
+-- not: one jsonb built, where building it as the feed shows it took a jsonb built and copied again
+-- for each field.
 --
 -- On Citus (`on_citus`) the statement runs on a shard, and Citus cannot plan a statement that
 -- reads a transition table and writes a distributed one ("could not find named tuplestore"): it
--- reads the transition tables alone and returns what to erase and what to insert, which
--- changes_of_profiles writes in statements of their own.
+-- reads the transition tables alone and puts the changes, in position order, into `made`, which
+-- changes_of_profiles writes with write_changes_on_citus.
 DROP FUNCTION IF EXISTS profile_changes_statement(text);
 CREATE OR REPLACE FUNCTION profile_changes_statement(old_rows text, on_citus boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
@@ -56,19 +97,16 @@ LANGUAGE sql IMMUTABLE AS $$
            o.data AS old_data, n.data, o.channels AS old_channels, n.channels, o.tags AS old_tags, n.tags,
            o.unsubscribed AS old_unsubscribed, n.unsubscribed, o.topic_choices AS old_topic_choices,
            n.topic_choices, o.topic_defaults AS old_topic_defaults, n.topic_defaults
-      FROM new_rows AS n LEFT JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
+      FROM new_rows AS n FULL JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
      -- a row whose every column read here is as it was makes no change (a write of values already held)
      WHERE o.key IS NULL
         OR (o.external_id, o.created_t, o.last_created_t, o.deleted_t, o.email, o.phone_number, o.unsubscribed,
             o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
            IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
                              n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults)
-  )%6$s, seen AS (
+  ), seen AS (
     SELECT w.project_id, w.key, w.change_xid, w.user_id, w.old_since, w.new_since,
-           change_visible(w.email, w.new_since) AS email, change_visible(w.old_email, w.old_since) AS old_email,
-           change_visible(w.phone_number, w.new_since) AS phone_number,
-           change_visible(w.old_phone_number, w.old_since) AS old_phone_number,
-           %2$s AS data, %3$s AS channels, %4$s AS tags, w.old_tags,
+           %6$s AS email, %7$s AS phone_number, %2$s AS data, %3$s AS channels, %4$s AS tags, w.old_tags,
            change_visible(w.unsubscribed, w.new_since) AS unsubscribed,
            change_visible(w.old_unsubscribed, w.old_since) AS old_unsubscribed,
            %5$s AS topic_choices, w.topic_defaults, w.old_topic_defaults, w.topic_choices AS stamped_choices
@@ -79,18 +117,10 @@ LANGUAGE sql IMMUTABLE AS $$
       FROM w WHERE erased AND old_id IS NOT NULL
     UNION ALL
     SELECT project_id, key, change_xid, 1, CASE WHEN old_since IS NULL THEN 'profile.created' ELSE 'profile.changed' END,
-           user_id, change
-      FROM (SELECT s.*,
-                   CASE WHEN email IS NOT NULL AND email IS DISTINCT FROM old_email
-                        THEN jsonb_build_object('email', email) ELSE '{}' END ||
-                   CASE WHEN phone_number IS NOT NULL AND phone_number IS DISTINCT FROM old_phone_number
-                        THEN jsonb_build_object('phone_number', phone_number) ELSE '{}' END ||
-                   CASE WHEN data IS NULL THEN '{}' ELSE jsonb_build_object('data', data) END ||
-                   CASE WHEN channels IS NULL THEN '{}'
-                        ELSE jsonb_build_object('channels', jsonb_path_query_array(channels, '$.*'))
-                   END AS change
-              FROM seen AS s) AS fields
-     WHERE old_since IS NULL OR change <> '{}'
+           user_id, jsonb_build_object('since', new_since, 'email', email, 'phone_number', phone_number,
+                                       'data', data, 'channels', channels)
+      FROM seen
+     WHERE old_since IS NULL OR email IS NOT NULL OR phone_number IS NOT NULL OR data IS NOT NULL OR channels IS NOT NULL
     UNION ALL
     SELECT s.project_id, s.key, s.change_xid, 2, 'tags.changed', s.user_id,
            jsonb_build_object('added', coalesce(jsonb_agg(d.key ORDER BY d.key) FILTER (WHERE d.value = 'true'), '[]'),
@@ -118,17 +148,11 @@ LANGUAGE sql IMMUTABLE AS $$
        AND d.value IS DISTINCT FROM s.old_topic_defaults -> d.key
        AND change_visible(s.stamped_choices -> d.key, s.new_since) IS NULL
   )
-  %7$s
-  $q$, old_rows, change_map_diff('data'), change_map_diff('channels'), change_map_diff('tags'),
-       change_map_diff('topic_choices'),
-       CASE WHEN on_citus THEN '' ELSE $e$, erased AS (
-    DELETE FROM changes AS c USING w
-     WHERE w.erased AND c.project_id = w.project_id AND c.user_key = w.key
-  )$e$ END,
+  %8$s
+  $q$, old_rows, change_map_entries('data'), change_map_entries('channels'), change_map_diff('tags'),
+       change_map_diff('topic_choices'), change_register_entry('email'), change_register_entry('phone_number'),
        CASE WHEN on_citus THEN $c$
-  SELECT (SELECT coalesce(jsonb_agg(DISTINCT jsonb_build_object('project_id', project_id, 'key', key)), '[]')
-            FROM w WHERE erased) AS erased,
-         (SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY project_id, key, ord), '[]') FROM found AS f) AS made
+  SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY project_id, key, ord), '[]') INTO made FROM found AS f
   $c$ ELSE $i$
   INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, change)
   SELECT project_id, change_xid, nextval('change_seq'), key, type, user_id, change
@@ -197,36 +221,64 @@ CREATE OR REPLACE FUNCTION change_epoch() RETURNS bigint LANGUAGE sql STABLE AS 
   SELECT epoch FROM change_epochs
 $$;
 
--- Both profiles triggers: planned at each statement (a plan is cached per statement text, and the
--- two differ in where the rows before come from).
-CREATE OR REPLACE FUNCTION changes_of_profiles() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  old_rows text := CASE TG_OP WHEN 'UPDATE' THEN 'old_rows' ELSE 'new_rows WHERE false' END;
-  epoch bigint;
-  erased jsonb;
-  made jsonb;
-  erasure record;
-BEGIN
-  -- An upsert fires both triggers, and one of them often has no row: it plans nothing.
-  IF NOT EXISTS (SELECT FROM new_rows) THEN
-    RETURN NULL;
-  END IF;
-  epoch := change_epoch();
-  IF epoch IS NULL THEN
-    EXECUTE profile_changes_statement(old_rows, false);
-  ELSE
-    EXECUTE profile_changes_statement(old_rows, true) INTO erased, made;
-    FOR erasure IN SELECT x.project_id, array_agg(x.key) AS keys
-                     FROM jsonb_to_recordset(erased) AS x (project_id integer, key text) GROUP BY x.project_id LOOP
-      DELETE FROM changes WHERE project_id = erasure.project_id AND user_key = ANY(erasure.keys);
-    END LOOP;
-    PERFORM write_changes_on_citus(epoch, made);
-    RETURN NULL;
-  END IF;
-  PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
-  RETURN NULL;
-END
+-- What changes_of_profiles does for one of the two profiles triggers, `old_rows` as in
+-- profile_changes_statement: it removes the earlier changes of each row the write erases, then
+-- records the changes, on one Postgres (`epoch` null) and on Citus. A statement that erases
+-- nothing (no row with an erasure) looks no further. One DELETE per row erased, with the index of
+-- the row's key, whatever the number of rows the plan was made for (see changes_of_profiles).
+CREATE OR REPLACE FUNCTION profile_changes_statements(old_rows text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT format($q$
+    IF EXISTS (SELECT FROM new_rows WHERE deleted_t IS NOT NULL) THEN
+      FOR erasure IN SELECT n.project_id, n.key
+                       FROM new_rows AS n FULL JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
+                      WHERE o.deleted_t IS DISTINCT FROM n.deleted_t LOOP
+        DELETE FROM changes WHERE project_id = erasure.project_id AND user_key = erasure.key;
+      END LOOP;
+    END IF;
+    IF epoch IS NULL THEN
+      %2$s;
+      PERFORM pg_notify('changes', p::text) FROM (SELECT DISTINCT project_id FROM new_rows) AS projects (p);
+    ELSE
+      %3$s;
+      PERFORM write_changes_on_citus(epoch, made);
+    END IF;
+  $q$, old_rows, profile_changes_statement(old_rows, false), profile_changes_statement(old_rows, true))
 $$;
+
+-- Both profiles triggers' function, its statements written out (profile_changes_statements), not
+-- run with EXECUTE: PL/pgSQL keeps their plans, where EXECUTE parsed and planned the big statement
+-- at every write, about a seventh of the capture's time (bench/README.md, "Change feed"). Postgres
+-- compiles a trigger function once per trigger, so each trigger runs only its own statements and
+-- keeps its own plans (and plans only those of the path it takes: one Postgres, or Citus). A kept
+-- plan is made at the trigger's first call in a session, for that call's number of rows, and
+-- serves every later call: new_rows and old_rows are joined by FULL JOINs (every row is in both,
+-- or only in new_rows), which Postgres runs as a hash or merge join whatever the numbers, never as
+-- a nested loop that would read old_rows again for each new row of a later, larger statement.
+DO $do$
+BEGIN
+  EXECUTE format($f$
+    CREATE OR REPLACE FUNCTION changes_of_profiles() RETURNS trigger LANGUAGE plpgsql AS $b$
+    DECLARE
+      epoch bigint;
+      made jsonb;
+      erasure record;
+    BEGIN
+      -- An upsert fires both triggers, and one of them often has no row.
+      IF NOT EXISTS (SELECT FROM new_rows) THEN
+        RETURN NULL;
+      END IF;
+      epoch := change_epoch();
+      IF TG_OP = 'UPDATE' THEN
+        %s
+      ELSE
+        %s
+      END IF;
+      RETURN NULL;
+    END
+    $b$ $f$, profile_changes_statements('old_rows'), profile_changes_statements('new_rows WHERE false'));
+END
+$do$;
 
 -- An event's change names its row, read with the change (libs/db/src/changes.ts).
 CREATE OR REPLACE FUNCTION changes_of_events() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,4 +1,4 @@
-import { FIRST_POSITION, laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
+import { FIRST_POSITION, feedChange, laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
 import { CHANGE_EPOCHS_LOCK } from "./advisory-locks";
 import type { Db, Sql } from "./connect";
 
@@ -103,7 +103,8 @@ const positionJson = (sql: Db, alias: string) => sql`
  * An event's change is rendered from its event's row, so that the erasure of the event takes it
  * out of the feed, and so does its profile's erasure stamped at or after it, from the commit of
  * that erasure on, before the job erases the event itself (docs/changes.md, "Erasure"); the
- * user's id is its profile's.
+ * user's id is its profile's. A profile's change is stored with its values still stamped, and
+ * shown as the reader of the profile sees them here (libs/domain feedChange).
  */
 export async function readChanges(
   sql: Db,
@@ -155,7 +156,11 @@ export async function readChanges(
            ${order.horizon} AS horizon,
            (SELECT ${positionJson(sql, "t")} FROM change_trims AS t WHERE project_id = ${projectId}) AS trimmed`;
   const read = row as ChangesReadRow;
-  const changes = (read.changes ?? []).map((change) => ({ ...change, appliedAt: new Date(change.appliedAt) }));
+  const changes = (read.changes ?? []).map((change) => ({
+    ...change,
+    appliedAt: new Date(change.appliedAt),
+    change: feedChange(change.type, change.change),
+  }));
   const trimmedThrough = read.trimmed;
   // A full page: what follows its last change is still to read.
   if (read.matched === limit && read.last_matched !== null) {

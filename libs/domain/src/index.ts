@@ -32,6 +32,7 @@ export * from "./profiles/profile-state";
 export * from "./events/events";
 
 export * from "./changes/change-feed";
+export * from "./changes/profile-change";
 
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";
