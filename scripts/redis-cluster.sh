@@ -8,14 +8,14 @@
 #   scripts/redis-cluster.sh stop
 #   scripts/redis-cluster.sh status
 #
-# REDIS_CLUSTER_DIR (.data/redis-cluster, git-ignored) and REDIS_CLUSTER_PORT (7000: the first
+# REDIS_CLUSTER_DIR (.data/redis-cluster, git-ignored) and REDIS_CLUSTER_PORT (7001: the first
 # node, the others on the next ports; each node's cluster bus on its port + 10000) move the
 # defaults. Throw-away test data: no persistence, so REDIS_DURABILITY=warn (as the tests set it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DIR="${REDIS_CLUSTER_DIR:-$PWD/.data/redis-cluster}"
-BASE="${REDIS_CLUSTER_PORT:-7000}"
+BASE="${REDIS_CLUSTER_PORT:-7001}"
 PORTS=("$BASE" "$((BASE + 1))" "$((BASE + 2))")
 
 ping() {

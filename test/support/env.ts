@@ -12,7 +12,7 @@ export const ADMIN_DATABASE_PORT = Number(new URL(ADMIN_DATABASE_URL).port || 54
  */
 export const REDIS_CLUSTER = process.env.TEST_REDIS === "cluster";
 export const REDIS_CLUSTER_NODES =
-  process.env.TEST_REDIS_CLUSTER_NODES ?? "127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002";
+  process.env.TEST_REDIS_CLUSTER_NODES ?? "127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003";
 /** On a cluster, one of its nodes: the processes read only its user, password and scheme. */
 export const REDIS_URL =
   process.env.TEST_REDIS_URL ??
