@@ -84,7 +84,7 @@ export const eventsQueues = (connection: RedisConnection, prefix: string, shards
  * The shard of the intake queues that a user's profile operations and tracked events go to, of
  * `shards`: the same for both, on every gateway and ctl, so that a user's are queued (and taken)
  * in one queue in the order they were accepted. A hash of the project and the user's id, the id
- * the profile key `i:<id>` is made of (FNV-1a): it must never change, or a user's operations
+ * the profile key `i:<id>` is made of (FNV-1a over its UTF-16 code units): it must never change, or a user's operations
  * queued before and after the change would be in two queues.
  */
 export function intakeShard(projectId: number, userId: string, shards: number): number {
