@@ -1,6 +1,6 @@
 import { profileKeySecrets, type Sql } from "@cm/db";
 import { profileKeysWith } from "@cm/domain";
-import { consumerConnection, eventsQueue, profileOperationsQueue } from "@cm/queue";
+import { consumerConnection, eventsQueues, profileOperationsQueues } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
@@ -120,9 +120,10 @@ async function failover(label: string, replicas: number) {
   });
   const admin = consumerConnection(stack.config);
   admin.on("error", () => {});
+  const { queuePrefix, intakeQueueShards } = stack.config;
   const queues = [
-    profileOperationsQueue(admin, stack.config.queuePrefix),
-    eventsQueue(admin, stack.config.queuePrefix),
+    ...profileOperationsQueues(admin, queuePrefix, intakeQueueShards),
+    ...eventsQueues(admin, queuePrefix, intakeQueueShards),
   ];
   for (const queue of queues) queue.on("error", () => {});
   run = { redis, stack, admin, queues };

@@ -28,7 +28,11 @@ export function uniqueName(label: string): string {
   return `${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomBytes(4).toString("hex")}`;
 }
 
-/** A configuration for one test file: its own database and its own queue prefix. */
+/**
+ * A configuration for one test file: its own database and its own queue prefix. A test that
+ * names a Redis of its own (`redisUrl`, `redisSentinel`) gets it, not the test cluster, with the
+ * intake still in this mode's shards.
+ */
 export function testConfig(databaseUrl: string, queuePrefix: string, overrides: Partial<Config> = {}): Config {
   return {
     // The shared test Redis runs without persistence; tests of the durability check start their own.
@@ -42,6 +46,7 @@ export function testConfig(databaseUrl: string, queuePrefix: string, overrides: 
       REDIS_DURABILITY: "warn",
       ...REDIS_CLUSTER_ENV,
     }),
+    ...(overrides.redisUrl === undefined && overrides.redisSentinel === undefined ? {} : { redisCluster: undefined }),
     ...overrides,
   };
 }
