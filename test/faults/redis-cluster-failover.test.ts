@@ -2,9 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { consumerConnection, eventsQueues, profileOperationsQueues, type RedisConnection } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { sendLoad, tally, type Load } from "../support/failover-load";
+import { finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
-import { drained } from "../support/queue";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -81,16 +80,7 @@ describe("a Redis Cluster primary killed and its replica promoted, under load", 
     const promotedAfterMs = running.promotedAt - killedAt;
     // Restarted with its nodes.conf, it rejoins as the promoted node's replica.
     await victim.start();
-    await waitFor(
-      "200s once the replica is promoted",
-      async () => (sent.acceptedAfterPromotion >= 20 ? true : undefined),
-      60_000,
-    );
-    running.on = false;
-    await load;
-    await Promise.all(queues.map((queue) => queue.resume()));
-    await drained(queues, 60_000);
-    const outcome = await tally(stack.db.sql, stack.project.id, sent);
+    const outcome = await finishAfterPromotion(load, running, sent, queues, stack);
 
     console.log(
       `cluster failover with REDIS_REPLICAS_ACK=1: ${outcome.acknowledged} operations answered 200, ` +

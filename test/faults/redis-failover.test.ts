@@ -3,8 +3,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { startReplicatedRedis, type ReplicatedRedis } from "../support/private-sentinels";
-import { sendLoad, tally, type Load } from "../support/failover-load";
-import { drained } from "../support/queue";
+import { finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -76,16 +75,7 @@ async function failover(label: string, replicas: number) {
   const promotedAfterMs = running.promotedAt - killedAt;
   // Restarted as the new primary's replica, as a Sentinel-aware start (k8s/redis) restarts it.
   await redis.primary.start(["--replicaof", "127.0.0.1", String(redis.replica.port)]);
-  await waitFor(
-    "200s from the promoted primary",
-    async () => (sent.acceptedAfterPromotion >= 20 ? true : undefined),
-    30_000,
-  );
-  running.on = false;
-  await load;
-  await Promise.all(queues.map((queue) => queue.resume()));
-  await drained(queues, 60_000);
-  return { ...(await tally(stack.db.sql, stack.project.id, sent)), load: sent, promotedAfterMs };
+  return { ...(await finishAfterPromotion(load, running, sent, queues, stack)), load: sent, promotedAfterMs };
 }
 
 describe("Redis primary killed and a replica promoted by Sentinel, under load", () => {

@@ -1,5 +1,8 @@
 import { profileKeySecrets, type Sql } from "@cm/db";
 import { profileKeysWith } from "@cm/domain";
+import type { Queue } from "bullmq";
+import { drained } from "./queue";
+import { waitFor } from "./wait";
 
 // The load of the Redis failover tests (test/faults/redis-failover*.test.ts), and what it finds
 // applied afterwards.
@@ -75,4 +78,28 @@ export async function tally(sql: Sql, projectId: number, load: Load) {
     ],
     twice: load.tracked.filter((id) => (events.get(keyOf(projectId, id)) ?? 0) > 1),
   };
+}
+
+/**
+ * Once the new primary is promoted (and the old one restarted as its replica): waits for 20
+ * operations answered 200 by it, stops the load, lets the worker apply what the paused `queues`
+ * hold, and tallies what was lost or applied twice.
+ */
+export async function finishAfterPromotion(
+  load: Promise<void>,
+  running: { on: boolean },
+  sent: Load,
+  queues: Queue[],
+  stack: { db: { sql: Sql }; project: { id: number } },
+) {
+  await waitFor(
+    "200s from the promoted primary",
+    async () => (sent.acceptedAfterPromotion >= 20 ? true : undefined),
+    60_000,
+  );
+  running.on = false;
+  await load;
+  await Promise.all(queues.map((queue) => queue.resume()));
+  await drained(queues, 60_000);
+  return tally(stack.db.sql, stack.project.id, sent);
 }

@@ -16,6 +16,7 @@ import {
   webhooksQueue,
   type RedisConnection,
 } from "@cm/queue";
+import type { Queue } from "bullmq";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
@@ -25,7 +26,7 @@ import { answerClientError } from "./client-error";
 import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
-import { MicroBatcher, ShardedBatcher, type MicroBatcherOptions } from "./micro-batcher";
+import { MicroBatcher, ShardedBatcher } from "./micro-batcher";
 import { PoolShares } from "./pool-shares";
 import { createGatewayMetrics } from "./metrics";
 
@@ -101,12 +102,27 @@ export function gatewayDeps(
     queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
   const metrics = createGatewayMetrics(queues);
-  const batching = ({ size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings): MicroBatcherOptions => ({
-    maxBatchSize: size,
-    maxBatchBytes: maxBytes,
-    maxWaitMs: waitMs,
-    writeTimeoutMs,
-  });
+  /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
+  const shardedBatcher = <Item, Data>(
+    shards: Queue<Data>[],
+    add: (queue: Queue<Data>, items: Item[]) => Promise<unknown>,
+    { size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings,
+    onBatch: (size: number) => void,
+    shardOf: (item: Item, shards: number) => number,
+  ) =>
+    new ShardedBatcher(
+      shards.map(
+        (queue) =>
+          new MicroBatcher<Item>(
+            async (items) => {
+              await add(queue, items);
+            },
+            { maxBatchSize: size, maxBatchBytes: maxBytes, maxWaitMs: waitMs, writeTimeoutMs },
+            onBatch,
+          ),
+      ),
+      shardOf,
+    );
 
   return {
     sql,
@@ -125,30 +141,18 @@ export function gatewayDeps(
       { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst },
       logger,
     ),
-    profileOperationBatcher: new ShardedBatcher(
-      operationQueues.map(
-        (queue) =>
-          new MicroBatcher(
-            async (operations) => {
-              await addProfileOperationsBatch(queue, operations);
-            },
-            batching(config.profileOperationsBatch),
-            (size) => metrics.profileOperationsBatchSize.observe(size),
-          ),
-      ),
+    profileOperationBatcher: shardedBatcher(
+      operationQueues,
+      addProfileOperationsBatch,
+      config.profileOperationsBatch,
+      (size) => metrics.profileOperationsBatchSize.observe(size),
       operationShard,
     ),
-    eventBatcher: new ShardedBatcher(
-      trackQueues.map(
-        (queue) =>
-          new MicroBatcher(
-            async (events) => {
-              await addEventBatch(queue, events);
-            },
-            batching(config.eventsBatch),
-            (size) => metrics.eventBatchSize.observe(size),
-          ),
-      ),
+    eventBatcher: shardedBatcher(
+      trackQueues,
+      addEventBatch,
+      config.eventsBatch,
+      (size) => metrics.eventBatchSize.observe(size),
       eventShard,
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
