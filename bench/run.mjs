@@ -12,6 +12,7 @@ const ALL = [
   "changes",
   "batch",
   "replicas",
+  "shards",
   "tracking-spec",
   "import",
   "memory",

@@ -1,17 +1,16 @@
 import { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findProfile, insertTopic, recordDeadLetter } from "@cm/db";
 import { newTopicValues, profileKeyForId, RefusedInput, visibleProfile, type IdentifyEvent } from "@cm/domain";
-import { addProfileOperationsBatch, profileOperationsQueue } from "@cm/queue";
+import { addProfileOperationsBatch, isCluster, profileOperationsQueue, queueName } from "@cm/queue";
 import { applyProfileOperations } from "@cm/app";
 import { createWorkerMetrics, queueWorkers } from "@cm/worker";
-import { REDIS_URL } from "../support/env";
 import { testLogger } from "../support/logs";
 import { storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
+import { testRedis } from "../support/redis";
 
 let stack: TestStack;
 let stores: ReturnType<typeof testProfileStores>;
@@ -60,7 +59,7 @@ describe("a batch holding an event Postgres refuses", () => {
 
   it("through the queue: the job completes, the event is dead-lettered, the others are applied", async () => {
     await stack.worker();
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const redis = testRedis({ maxRetriesPerRequest: null });
     const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
     try {
       const job = await addProfileOperationsBatch(queue, [event("queued-ok", { plan: "pro" }), poison("queued-bad")]);
@@ -210,13 +209,16 @@ describe("a batch holding an event Postgres refuses", () => {
   });
 
   it("through the queue: a job that hits a bug is tried again until it is applied, never failed or dead-lettered", async () => {
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<{ n: number }>("buggy", { connection: redis, prefix: stack.config.queuePrefix });
+    const redis = testRedis({ maxRetriesPerRequest: null });
+    const queue = new Queue<{ n: number }>(queueName("buggy", isCluster(redis)), {
+      connection: redis,
+      prefix: stack.config.queuePrefix,
+    });
     const config = { ...stack.config, jobRetryBaseDelayMs: 5, jobRetryMaxDelayMs: 20 };
     const { createQueueWorker } = queueWorkers(redis.duplicate(), config, testLogger("poison"), createWorkerMetrics());
     let tries = 0;
     const worker = createQueueWorker(
-      "buggy",
+      queue.name,
       async () => {
         tries += 1;
         // The bug is fixed (a new worker rolled out) after the 60th try.

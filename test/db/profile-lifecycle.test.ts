@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createProject,
@@ -12,19 +11,14 @@ import {
   type Transaction,
 } from "@cm/db";
 import { MAX_LINKED_IDS, newTopicValues, profileKeysWith, withStoredKeys, type ProfileOperation } from "@cm/domain";
-import {
-  PROFILE_OPERATIONS_JOB,
-  PROFILE_OPERATIONS_QUEUE,
-  profileOperationsJobData,
-  type ProfileOperationsJobData,
-} from "@cm/queue";
+import { PROFILE_OPERATIONS_JOB, profileOperationsJobData, profileOperationsQueue } from "@cm/queue";
 import { applyProfileOperations, applyRetention, storeTrackedEvents } from "@cm/app";
-import { REDIS_URL } from "../support/env";
 import { profileOperations, readProfileOrNull, storedKeyOf } from "../support/profile-operations";
 import { testProfileStores } from "../support/profile-stores";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 import { CITUS, layoutTimeout } from "../support/database";
+import { testRedis } from "../support/redis";
 
 let stack: TestStack;
 let stores: ReturnType<typeof testProfileStores>;
@@ -375,13 +369,10 @@ describe("the profile lifecycle through the worker's dispatcher", () => {
       });
     }
 
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-    const queue = new Queue<ProfileOperationsJobData>(PROFILE_OPERATIONS_QUEUE, {
-      connection: redis,
-      prefix: stack.config.queuePrefix,
-    });
+    const redis = testRedis({ maxRetriesPerRequest: null });
+    const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
     const failing = new Worker(
-      PROFILE_OPERATIONS_QUEUE,
+      queue.name,
       async () => {
         throw new Error("Postgres is away");
       },

@@ -1,10 +1,15 @@
-import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
+import { type Queue, Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDeadLetter } from "@cm/db";
-import { PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, maintenanceQueue, RETENTION_JOB } from "@cm/queue";
+import {
+  PROFILE_OPERATIONS_JOB,
+  maintenanceQueue,
+  profileOperationsQueue,
+  RETENTION_JOB,
+  type RedisConnection,
+} from "@cm/queue";
 import { applyRetention } from "@cm/app";
-import { REDIS_URL } from "../support/env";
+import { testRedis } from "../support/redis";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -17,13 +22,13 @@ const KEEP_ALL = {
 };
 
 let stack: TestStack;
-let redis: Redis;
+let redis: RedisConnection;
 let queue: Queue;
 
 beforeAll(async () => {
   stack = await createTestStack("retention", { maintenanceEveryMs: 1_000, hiddenProfileRetentionDays: 7 });
-  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = new Queue(PROFILE_OPERATIONS_QUEUE, { connection: redis, prefix: stack.config.queuePrefix });
+  redis = testRedis({ maxRetriesPerRequest: null });
+  queue = profileOperationsQueue(redis, stack.config.queuePrefix);
 });
 afterAll(async () => {
   await queue.close();
@@ -39,7 +44,7 @@ describe("retention", () => {
   it("keeps failed jobs, and counts those older than FAILED_JOB_WARN_DAYS for the warning", async () => {
     const connection = redis.duplicate();
     const failing = new Worker(
-      PROFILE_OPERATIONS_QUEUE,
+      queue.name,
       async () => {
         throw new Error("refused");
       },

@@ -3,13 +3,14 @@ import type { AddressInfo } from "node:net";
 import { gzipSync } from "node:zlib";
 import { createApp, type RunningGateway } from "@cm/gateway";
 import type { ProfileOperation } from "@cm/domain";
-import { addProfileOperationsBatch } from "@cm/queue";
+import { addProfileOperationsToShards } from "@cm/queue";
 import type { Histogram } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
+import { batchRepliesIndex, IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
 import { MicroBatcher } from "../../apps/gateway/src/micro-batcher";
 import { createTestProject, type TestProject } from "../support/project";
 import { drained } from "../support/queue";
+import { keysMatching } from "../support/redis";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -76,7 +77,10 @@ function profileWhen(project: TestProject, id: string, done: (profile: Record<st
 }
 
 /** Every job queued so far applied: operations and tracked events, whose jobs apply in either order. */
-const allApplied = () => drained([gateway.deps.profileOperationsQueue, gateway.deps.eventsQueue]);
+const allApplied = () => drained([...gateway.deps.profileOperationsQueues, ...gateway.deps.eventsQueues]);
+/** The batch answers a project keeps, by Idempotency-Key. */
+const replyKeys = (projectId: number) =>
+  keysMatching(gateway.deps.redis, `${batchRepliesIndex(gateway.deps.redis, stack.config.queuePrefix, projectId)}:*`);
 
 /** The profile (null: 404) once every operation answered before is applied. */
 async function settledProfile(project: TestProject, id: string) {
@@ -432,7 +436,7 @@ describe("Idempotency-Key", () => {
 
     // A key the previous release kept holds no reading: its body alone is compared, as that release does.
     const redis = gateway.deps.redis;
-    const [kept] = await redis.keys(`${stack.config.queuePrefix}:batch-replies:${project.id}:*`);
+    const [kept] = await replyKeys(project.id);
     const { readAs, ...previousRelease } = JSON.parse((await redis.get(kept as string)) as string) as Record<
       string,
       unknown
@@ -465,8 +469,8 @@ describe("Idempotency-Key", () => {
       // Another project's keys count against its own bound only.
       expect((await keyed(other, 0)).status).toBe(200);
       expect(await queuedSoFar()).toBe(before + 2);
-      expect(await redis.keys(`${prefix}:batch-replies:${project.id}:*`)).toHaveLength(3);
-      expect(await redis.zcard(`${prefix}:batch-replies:${project.id}`)).toBe(3);
+      expect(await replyKeys(project.id)).toHaveLength(3);
+      expect(await redis.zcard(batchRepliesIndex(redis, prefix, project.id))).toBe(3);
     } finally {
       server.close();
     }
@@ -484,7 +488,7 @@ describe("Idempotency-Key", () => {
       if (claim.state === "claimed") await claim.settle(reply);
     }
     if (slow.state === "claimed") await slow.settle(reply);
-    expect(await redis.keys(`${prefix}:batch-replies:${project.id}:*`)).toHaveLength(2);
+    expect(await replyKeys(project.id)).toHaveLength(2);
     expect((await bounded.claim(project.id, "slow", "body")).state).toBe("claimed");
   });
 
@@ -495,7 +499,7 @@ describe("Idempotency-Key", () => {
     const slow = new MicroBatcher<ProfileOperation>(
       async (items) => {
         await held;
-        await addProfileOperationsBatch(gateway.deps.profileOperationsQueue, items);
+        await addProfileOperationsToShards(gateway.deps.profileOperationsQueues, items);
       },
       { writeTimeoutMs: 10_000 },
     );
@@ -503,10 +507,7 @@ describe("Idempotency-Key", () => {
     try {
       const key = { "idempotency-key": "in-flight" };
       const first = batch(project, operations("held"), key, urlOf(server));
-      const redis = gateway.deps.redis;
-      await waitFor("the key claimed", async () =>
-        (await redis.keys(`${stack.config.queuePrefix}:batch-replies:${project.id}:*`)).length > 0 ? true : undefined,
-      );
+      await waitFor("the key claimed", async () => ((await replyKeys(project.id)).length > 0 ? true : undefined));
       expect(await batch(project, operations("held"), key)).toMatchObject({
         status: 409,
         body: { status: 409, message: "Conflict" },

@@ -3,7 +3,7 @@ import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { profileOperationsQueue, producerConnection } from "@cm/queue";
+import { profileOperationsQueues, producerConnection } from "@cm/queue";
 import { childEnv } from "../support/env";
 import { runCtl } from "../support/processes";
 import { createTestStack, type TestStack } from "../support/services";
@@ -52,13 +52,13 @@ it(`imports a file larger than the ctl's heap (--max-old-space-size=${HEAP_MB})`
   console.log(`ctl import: ${LINES} lines in ${Date.now() - started} ms under a ${HEAP_MB} MB heap`);
 
   const connection = producerConnection(stack.config);
-  const queue = profileOperationsQueue(connection, stack.config.queuePrefix);
+  const shards = profileOperationsQueues(connection, stack.config.queuePrefix, stack.config.intakeQueueShards);
   try {
-    // An import's jobs wait behind live traffic, in the prioritized set (docs/bulk.md).
-    const jobs = await queue.getJobs(["waiting", "prioritized"], 0, -1);
+    // An import's jobs wait behind live traffic, in the prioritized set (docs/bulk.md), in their users' shards.
+    const jobs = (await Promise.all(shards.map((queue) => queue.getJobs(["waiting", "prioritized"], 0, -1)))).flat();
     expect(jobs.reduce((sum, job) => sum + job.data.events.length, 0)).toBe(LINES);
   } finally {
-    await queue.close();
+    await Promise.all(shards.map((queue) => queue.close()));
     connection.disconnect();
   }
 }, 300_000);

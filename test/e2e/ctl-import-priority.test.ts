@@ -1,9 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { completedJobSummary, eventsQueue, producerConnection, profileOperationsQueue } from "@cm/queue";
+import {
+  completedJobSummary,
+  eventsQueues,
+  intakeShard,
+  producerConnection,
+  profileOperationsQueues,
+  type RedisConnection,
+} from "@cm/queue";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { childEnv } from "../support/env";
 import { runCtl } from "../support/processes";
@@ -21,20 +27,21 @@ const USERS = 600;
 
 let stack: TestStack;
 let dir: string;
-let connection: Redis;
-let queues: { identify: Queue; events: Queue };
+let connection: RedisConnection;
+/** Every shard of each intake queue. */
+let queues: { identify: Queue[]; events: Queue[] };
 
 beforeAll(async () => {
   stack = await createTestStack("ctl_import_priority", { workerConcurrency: 1 });
   dir = mkdtempSync(join(tmpdir(), "ctl-import-priority-"));
   connection = producerConnection(stack.config);
   queues = {
-    identify: profileOperationsQueue(connection, stack.config.queuePrefix),
-    events: eventsQueue(connection, stack.config.queuePrefix),
+    identify: profileOperationsQueues(connection, stack.config.queuePrefix, stack.config.intakeQueueShards),
+    events: eventsQueues(connection, stack.config.queuePrefix, stack.config.intakeQueueShards),
   };
 });
 afterAll(async () => {
-  await Promise.all([queues.identify.close(), queues.events.close()]);
+  await Promise.all([...queues.identify, ...queues.events].map((queue) => queue.close()));
   connection.disconnect();
   rmSync(dir, { recursive: true, force: true });
   await stack.close();
@@ -56,7 +63,9 @@ it("applies another project's live identify and event before a whole import queu
   const env = childEnv(stack.config);
   const imported = await runCtl(env, ["import", "--project", String(importing.id), "--format", "segment", file]);
   expect(imported.code, imported.stderr).toBe(0);
-  const queuedByImport = { identify: await queues.identify.count(), events: await queues.events.count() };
+  const counted = async (shards: Queue[]) =>
+    (await Promise.all(shards.map((queue) => queue.count()))).reduce((sum, count) => sum + count, 0);
+  const queuedByImport = { identify: await counted(queues.identify), events: await counted(queues.events) };
   expect(queuedByImport.identify).toBeGreaterThan(1);
   expect(queuedByImport.events).toBeGreaterThan(1);
 
@@ -73,9 +82,11 @@ it("applies another project's live identify and event before a whole import queu
   await send("/events/track", { identity: { id: "live-1" }, event_name: "Live" });
 
   await stack.worker();
-  await drained([queues.identify, queues.events], 120_000);
+  await drained([...queues.identify, ...queues.events], 120_000);
 
-  for (const queue of [queues.identify, queues.events]) {
+  // The live user's operations and events are in the shard of their user, with their share of the import's.
+  const liveShard = intakeShard(live.id, "live-1", stack.config.intakeQueueShards);
+  for (const queue of [queues.identify[liveShard]!, queues.events[liveShard]!]) {
     const done = await queue.getJobs(["completed"]);
     const liveJobs = done.filter((job) => projectsOf(job).includes(live.id));
     const importJobs = done.filter((job) => projectsOf(job).includes(importing.id));

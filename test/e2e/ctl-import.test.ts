@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ExportedEventLine, ExportedProfileLine, Profile } from "@cm/domain";
-import { eventsQueue, profileOperationsQueue, producerConnection } from "@cm/queue";
+import { eventsQueues, profileOperationsQueues, producerConnection } from "@cm/queue";
 import { childEnv } from "../support/env";
 import { runCtl, startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
@@ -74,9 +74,10 @@ async function importFile(project: TestProject, args: string[]) {
 /** Every job the imports queued applied. */
 async function importsApplied(): Promise<void> {
   const connection = producerConnection(stack.config);
+  const { queuePrefix, intakeQueueShards } = stack.config;
   const queues = [
-    profileOperationsQueue(connection, stack.config.queuePrefix),
-    eventsQueue(connection, stack.config.queuePrefix),
+    ...profileOperationsQueues(connection, queuePrefix, intakeQueueShards),
+    ...eventsQueues(connection, queuePrefix, intakeQueueShards),
   ];
   try {
     await drained(queues, layoutTimeout(120_000));

@@ -4,12 +4,12 @@ import {
   EVENTS_JOB,
   EVENTS_V2,
   eventsJobData,
-  eventsQueue,
+  eventsQueues,
   producerConnection,
   type EventsJobData,
+  type RedisConnection,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testLogger } from "../support/logs";
 import { createTestProject, type TestProject } from "../support/project";
@@ -22,7 +22,9 @@ const SUCCESS = { status: 200, message: "Success." };
 
 let stack: TestStack;
 let base: string;
-let redis: Redis;
+let redis: RedisConnection;
+/** Every shard of the events queue; jobs a test queues itself go to the first. */
+let queues: Queue<EventsJobData>[];
 let queue: Queue<EventsJobData>;
 
 beforeAll(async () => {
@@ -30,10 +32,11 @@ beforeAll(async () => {
   base = (await stack.gateway()).url;
   await stack.worker();
   redis = producerConnection(stack.config);
-  queue = eventsQueue(redis, stack.config.queuePrefix);
+  queues = eventsQueues(redis, stack.config.queuePrefix, stack.config.intakeQueueShards);
+  queue = queues[0]!;
 });
 afterAll(async () => {
-  await queue.close();
+  await Promise.all(queues.map((shard) => shard.close()));
   redis.disconnect();
   await stack.close();
 });
@@ -71,8 +74,10 @@ const events = async (project: TestProject, user: string, query = ""): Promise<S
 async function eventsOnceStored(project: TestProject, user: string, count: number): Promise<Shown[]> {
   return waitFor(`${count} events of ${user}`, async () => {
     const shown = await events(project, user);
-    const pending = await queue.getJobCounts("waiting", "active", "delayed");
-    return shown.length === count && pending.waiting + pending.active === 0 ? shown : undefined;
+    const pending = await Promise.all(queues.map((shard) => shard.getJobCounts("waiting", "active", "delayed")));
+    return shown.length === count && pending.every((counts) => counts.waiting + counts.active === 0)
+      ? shown
+      : undefined;
   });
 }
 

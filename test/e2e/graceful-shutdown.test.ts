@@ -1,12 +1,12 @@
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
 import { PROFILE_OPERATIONS_JOB, profileOperationsQueue } from "@cm/queue";
 import { createTestStack, type TestStack } from "../support/services";
-import { childEnv, REDIS_URL } from "../support/env";
+import { childEnv } from "../support/env";
 import { startChild } from "../support/processes";
 import { waitFor } from "../support/wait";
 import { layoutTimeout } from "../support/database";
+import { testRedis } from "../support/redis";
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -83,7 +83,7 @@ describe("SIGTERM under load", { timeout: layoutTimeout(30_000) }, () => {
   it(
     "the worker finishes or hands back its jobs and exits; a new worker applies the rest",
     async () => {
-      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      const redis = testRedis({ maxRetriesPerRequest: null });
       const queue = profileOperationsQueue(redis, stack.config.queuePrefix);
       try {
         const event = (n: number): IdentifyEvent => ({

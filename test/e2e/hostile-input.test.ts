@@ -1,5 +1,6 @@
 import { request } from "node:http";
 import { gzipSync } from "node:zlib";
+import { PROFILE_OPERATIONS_QUEUE, queueName } from "@cm/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
@@ -232,15 +233,17 @@ describe("queue dashboard writes", () => {
     });
 
   it("never adds jobs by hand, refuses cross-site and form writes, and is read-only by default", async () => {
+    // The dashboard's path names the queue: on a Redis Cluster, a hash tag.
+    const identify = `/${encodeURIComponent(queueName(PROFILE_OPERATIONS_QUEUE, stack.config.redisCluster !== undefined))}`;
     const job = JSON.stringify({ name: "identify", data: { events: [] } });
-    expect(await send("POST", "/identify/add", { "content-type": "application/json" }, job)).toBe(403);
+    expect(await send("POST", `${identify}/add`, { "content-type": "application/json" }, job)).toBe(403);
     expect(
-      await send("POST", "/identify/add", { "content-type": "application/x-www-form-urlencoded" }, "name=identify"),
+      await send("POST", `${identify}/add`, { "content-type": "application/x-www-form-urlencoded" }, "name=identify"),
     ).toBe(403);
-    expect(await send("PUT", "/identify/retry/failed", { origin: "https://evil.example" })).toBe(403);
-    expect(await send("PUT", "/identify/retry/failed", { "sec-fetch-site": "cross-site" })).toBe(403);
-    expect(await send("PUT", "/identify/retry/failed", { "content-type": "text/plain" }, "x")).toBe(403);
-    expect(await send("PUT", "/identify/retry/failed", { origin: base })).toBe(405);
+    expect(await send("PUT", `${identify}/retry/failed`, { origin: "https://evil.example" })).toBe(403);
+    expect(await send("PUT", `${identify}/retry/failed`, { "sec-fetch-site": "cross-site" })).toBe(403);
+    expect(await send("PUT", `${identify}/retry/failed`, { "content-type": "text/plain" }, "x")).toBe(403);
+    expect(await send("PUT", `${identify}/retry/failed`, { origin: base })).toBe(405);
     expect(await send("GET", "", {})).toBe(200);
   });
 

@@ -6,10 +6,11 @@ import {
   producerConnection,
   profileOperationsJobData,
   profileOperationsQueue,
+  profileOperationsQueues,
   type ProfileOperationsJobData,
+  type RedisConnection,
 } from "@cm/queue";
 import type { Job, Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { childEnv } from "../support/env";
 import { startChild } from "../support/processes";
@@ -21,7 +22,7 @@ const INVALID_TOKEN_MESSAGE = "Invalid authentication: You must provide a valid 
 
 let stack: TestStack;
 let base: string;
-let redis: Redis;
+let redis: RedisConnection;
 let queue: Queue<ProfileOperationsJobData>;
 
 async function track(body: unknown, token = stack.project.authToken, init: RequestInit = {}) {
@@ -243,7 +244,10 @@ describe("payload versions", () => {
     const before = Date.now();
     expect((await track({ id: "v1-user", data: { plan: "basic" } })).status).toBe(200);
     await waitFor("the profile", () => readProfile("v1-user"));
-    const jobs = await queue.getJobs(["completed"]);
+    // The gateway's job is in the user's shard, whichever it is.
+    const shards = profileOperationsQueues(redis, stack.config.queuePrefix, stack.config.intakeQueueShards);
+    const jobs = (await Promise.all(shards.map((shard) => shard.getJobs(["completed"])))).flat();
+    await Promise.all(shards.map((shard) => shard.close()));
     const written = jobs.filter((job) => job.timestamp >= before).map((job) => job.data);
     expect(written).toContainEqual(
       expect.objectContaining({ ...PROFILE_OPERATIONS_V1, events: [], completed: expect.anything() }),

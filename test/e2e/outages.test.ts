@@ -37,14 +37,9 @@ async function readProfile(id: string, key = project.apiKey) {
 }
 
 async function queuedEventIds(): Promise<string[]> {
-  const jobs = await gateway.deps.profileOperationsQueue.getJobs([
-    "waiting",
-    "delayed",
-    "active",
-    "completed",
-    "failed",
-  ]);
-  return jobs.flatMap((job) => job.data.events.map((event) => event.id as string));
+  const states = ["waiting", "delayed", "active", "completed", "failed"] as const;
+  const jobs = await Promise.all(gateway.deps.profileOperationsQueues.map((queue) => queue.getJobs([...states])));
+  return jobs.flat().flatMap((job) => job.data.events.map((event) => event.id as string));
 }
 
 beforeAll(async () => {

@@ -1,10 +1,9 @@
 import { operationKind, type ProfileOperation, type ProfileOperationKind } from "@cm/domain";
-import { profileOperationsQueue, type ProfileOperationsJobData } from "@cm/queue";
+import { profileOperationsQueues, type ProfileOperationsJobData, type RedisConnection } from "@cm/queue";
 import type { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REDIS_URL } from "../support/env";
 import { createTestStack, type TestStack } from "../support/services";
+import { testRedis } from "../support/redis";
 
 // Vero's users API beyond identify, at the wire (docs/profiles.md "Requests"). No worker runs:
 // each accepted request is checked as the operation it queued.
@@ -20,17 +19,18 @@ const FORM_TYPE = { "content-type": "application/x-www-form-urlencoded" };
 
 let stack: TestStack;
 let base: string;
-let redis: Redis;
-let queue: Queue<ProfileOperationsJobData>;
+let redis: RedisConnection;
+/** Every shard of the profile operations queue: an operation is in its user's. */
+let queues: Queue<ProfileOperationsJobData>[];
 
 beforeAll(async () => {
   stack = await createTestStack("profile_operations");
   base = (await stack.gateway()).url;
-  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
-  queue = profileOperationsQueue(redis, stack.config.queuePrefix);
+  redis = testRedis({ maxRetriesPerRequest: null });
+  queues = profileOperationsQueues(redis, stack.config.queuePrefix, stack.config.intakeQueueShards);
 });
 afterAll(async () => {
-  await queue.close();
+  await Promise.all(queues.map((queue) => queue.close()));
   redis.disconnect();
   await stack.close();
 });
@@ -44,8 +44,9 @@ async function send(method: string, path: string, body: string | undefined, head
 
 /** Every operation queued so far, in the order the jobs hold them. */
 async function queued(): Promise<ProfileOperation[]> {
-  const jobs = await queue.getJobs(["waiting", "active", "delayed", "completed", "failed"]);
-  return jobs.flatMap((job) => job.data.events);
+  const states = ["waiting", "active", "delayed", "completed", "failed"] as const;
+  const jobs = await Promise.all(queues.map((queue) => queue.getJobs([...states])));
+  return jobs.flat().flatMap((job) => job.data.events);
 }
 
 /** The one operation of kind `op` queued for the profile `key`. */

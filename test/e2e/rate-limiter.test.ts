@@ -1,15 +1,14 @@
-import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { RateLimiter } from "../../apps/gateway/src/rate-limit/rate-limiter";
-import { REDIS_URL } from "../support/env";
 import { testLogger } from "../support/logs";
 import { createTestQueuePrefix } from "../support/queue";
+import { testRedis } from "../support/redis";
 
 // The shared token bucket, taken in leases, on the real Redis; the gateway-level behaviour
 // (429 bodies and headers across two gateways) is in rate-limits.test.ts.
 
 const keys = createTestQueuePrefix("rate_limiter");
-const redis = new Redis(REDIS_URL);
+const redis = testRedis();
 afterAll(async () => {
   await keys.cleanup();
   redis.disconnect();

@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-const allApplied = () => drained([gateway.deps.profileOperationsQueue, gateway.deps.eventsQueue]);
+const allApplied = () => drained([...gateway.deps.profileOperationsQueues, ...gateway.deps.eventsQueues]);
 
 async function read(project: TestProject, path: string) {
   const response = await fetch(`${base}/api/v2${path}`, { headers: { authorization: project.apiKey } });

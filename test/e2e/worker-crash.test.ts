@@ -1,21 +1,26 @@
 import type { Queue } from "bullmq";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { profileKeyForId, type IdentifyEvent } from "@cm/domain";
-import { PROFILE_OPERATIONS_JOB, profileOperationsQueue, type ProfileOperationsJobData } from "@cm/queue";
+import {
+  PROFILE_OPERATIONS_JOB,
+  profileOperationsQueue,
+  type ProfileOperationsJobData,
+  type RedisConnection,
+} from "@cm/queue";
 import { createTestDatabase, type TestDatabase, layoutTimeout } from "../support/database";
-import { childEnv, REDIS_URL, testConfig } from "../support/env";
+import { childEnv, testConfig } from "../support/env";
 import { startChild } from "../support/processes";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestQueuePrefix } from "../support/queue";
 import { waitFor } from "../support/wait";
+import { testRedis } from "../support/redis";
 
 const JOBS = 60;
 const EVENTS_PER_JOB = 500;
 
 let db: TestDatabase;
 let project: TestProject;
-let redis: Redis;
+let redis: RedisConnection;
 let queue: Queue<ProfileOperationsJobData>;
 const prefix = createTestQueuePrefix("crash");
 
@@ -44,7 +49,7 @@ function expectedData(): Map<string, Record<string, number>> {
 beforeAll(async () => {
   db = await createTestDatabase("crash");
   project = await createTestProject(db.sql);
-  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  redis = testRedis({ maxRetriesPerRequest: null });
   queue = profileOperationsQueue(redis, prefix.prefix);
 });
 

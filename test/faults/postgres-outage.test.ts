@@ -1,3 +1,4 @@
+import type { Config } from "@cm/config";
 import { connect, migrate, type Sql } from "@cm/db";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import type { ProfileOperation } from "@cm/domain";
@@ -7,10 +8,10 @@ import {
   maintenanceQueue,
   producerConnection,
   type RedisSettings,
-  profileOperationsQueue,
+  profileOperationsQueues,
 } from "@cm/queue";
 import { startWorker, type RunningWorker } from "@cm/worker";
-import type { Job } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { segmentLineOperations } from "../../apps/ctl/src/import-records";
 import { waitUntilApplied } from "../support/applied";
@@ -34,7 +35,7 @@ let project: TestProject;
 let gateway: RunningGateway;
 let worker: RunningWorker;
 const queue = createTestQueuePrefix("postgres_outage");
-let redis: RedisSettings;
+let redis: RedisSettings & Pick<Config, "intakeQueueShards">;
 
 beforeAll(async () => {
   postgres = await startPrivatePostgres();
@@ -62,11 +63,14 @@ async function identify(id: string): Promise<number> {
   return response.status;
 }
 
-/** The worker's count of tries put back because Postgres was out of reach. */
-async function outageRetries(): Promise<number> {
+/** The worker's count of tries of `queues` put back because Postgres was out of reach. */
+async function outageRetries(queues: Queue[]): Promise<number> {
   const text = await (await fetch(`${worker.healthUrl}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith('job_retries_total{queue="identify",cause="outage"}'));
-  return line === undefined ? 0 : Number(line.split(" ")[1]);
+  const counts = queues.map((shard) => {
+    const line = text.split("\n").find((l) => l.startsWith(`job_retries_total{queue="${shard.name}",cause="outage"}`));
+    return line === undefined ? 0 : Number(line.split(" ")[1]);
+  });
+  return counts.reduce((sum, count) => sum + count, 0);
 }
 
 /**
@@ -107,7 +111,11 @@ describe("Postgres down for longer than any retry budget", () => {
 
     postgres.crash();
     const connection = producerConnection(redis);
-    const jobs = profileOperationsQueue(connection, queue.prefix);
+    // Every shard: the identifies are in their users'; the import's job is written to the first.
+    const shards = profileOperationsQueues(connection, queue.prefix, redis.intakeQueueShards);
+    const jobs = shards[0]!;
+    const failedCount = async () =>
+      (await Promise.all(shards.map((shard) => shard.getFailedCount()))).reduce((sum, count) => sum + count, 0);
     try {
       const imported = await addProfileOperationsBatch(jobs, importedOperations(["imported-during"]), {
         priority: IMPORT_JOB_PRIORITY,
@@ -124,13 +132,14 @@ describe("Postgres down for longer than any retry budget", () => {
       const tried = async () =>
         Math.max(
           0,
-          ...(await jobs.getJobs(["delayed", "waiting", "active"]))
+          ...(await Promise.all(shards.map((shard) => shard.getJobs(["delayed", "waiting", "active"]))))
+            .flat()
             .filter((job) => job.id !== imported.id)
             .map((job) => job.attemptsStarted),
         );
       await waitFor("a job tried more than 50 times", async () => ((await tried()) > 50 ? true : undefined), 30_000);
-      expect(await outageRetries()).toBeGreaterThan(50);
-      expect(await jobs.getFailedCount()).toBe(0);
+      expect(await outageRetries(shards)).toBeGreaterThan(50);
+      expect(await failedCount()).toBe(0);
       const ready = await fetch(`${worker.healthUrl}/readyz`);
       expect(ready.status).toBe(503);
       expect(await ready.json()).toMatchObject({
@@ -140,7 +149,7 @@ describe("Postgres down for longer than any retry budget", () => {
 
       postgres.start();
       await waitUntilApplied(sql, project.id, [...acknowledged, "imported-during"], 30_000);
-      expect(await jobs.getFailedCount()).toBe(0);
+      expect(await failedCount()).toBe(0);
       const [{ letters }] = await sql<
         { letters: number }[]
       >`SELECT count(*)::integer AS letters FROM identify_dead_letters`;
@@ -150,7 +159,7 @@ describe("Postgres down for longer than any retry budget", () => {
         return body.status === "ready" && body.jobs_waiting_on_retry.outage === 0 ? true : undefined;
       });
     } finally {
-      await jobs.close();
+      await Promise.all(shards.map((shard) => shard.close()));
       connection.disconnect();
     }
   });

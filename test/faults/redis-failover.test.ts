@@ -1,11 +1,9 @@
-import { profileKeySecrets, type Sql } from "@cm/db";
-import { profileKeysWith } from "@cm/domain";
-import { consumerConnection, eventsQueue, profileOperationsQueue } from "@cm/queue";
+import { consumerConnection, eventsQueues, profileOperationsQueues } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { startReplicatedRedis, type ReplicatedRedis } from "../support/private-sentinels";
-import { drained } from "../support/queue";
+import { finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -20,7 +18,6 @@ import { waitFor } from "../support/wait";
 
 const SETTLE_MS = 2_000;
 const LAG_MS = 500;
-const CLIENTS = 6;
 
 interface Run {
   redis: ReplicatedRedis;
@@ -39,77 +36,6 @@ afterEach(async () => {
   run = null;
 });
 
-/** What the load sent and was told: the users whose identify and whose event were answered 200. */
-interface Load {
-  identified: string[];
-  tracked: string[];
-  statuses: Record<number, number>;
-  /** Answers 200 to requests sent once the Sentinels named the new primary. */
-  acceptedAfterPromotion: number;
-}
-
-/**
- * `CLIENTS` callers sending, one after another, an identify, an event and a batch of one of each,
- * until `running.on` turns false; `load` counts as they go.
- */
-async function sendLoad(
-  base: string,
-  token: string,
-  label: string,
-  running: { on: boolean; promotedAt: number },
-  load: Load,
-) {
-  let n = 0;
-  const send = async (path: string, body: object, identified: string[], tracked: string[]) => {
-    const sentAt = Date.now();
-    const response = await fetch(`${base}/api/v2${path}?auth_token=${token}`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    load.statuses[response.status] = (load.statuses[response.status] ?? 0) + 1;
-    if (response.status !== 200) return;
-    load.identified.push(...identified);
-    load.tracked.push(...tracked);
-    if (sentAt > running.promotedAt) load.acceptedAfterPromotion += 1;
-  };
-  const client = async () => {
-    while (running.on) {
-      const id = `${label}-${n++}`;
-      await send("/users/track", { id: `${id}-i`, data: { n } }, [`${id}-i`], []);
-      await send("/events/track", { identity: { id: `${id}-e` }, event_name: "failover" }, [], [`${id}-e`]);
-      const batch = [
-        { type: "identify", id: `${id}-bi`, data: { n } },
-        { type: "track", identity: { id: `${id}-be` }, event_name: "failover" },
-      ];
-      await send("/batch", { batch }, [`${id}-bi`], [`${id}-be`]);
-    }
-  };
-  await Promise.all(Array.from({ length: CLIENTS }, client));
-}
-
-/** Of the acknowledged operations, those not applied, and those applied more than once (an event stored twice). */
-async function tally(sql: Sql, projectId: number, load: Load) {
-  const keyOf = profileKeysWith(await profileKeySecrets(sql, [projectId]));
-  const profiles = new Set(
-    (await sql<{ key: string }[]>`SELECT key FROM profiles WHERE project_id = ${projectId}`).map((row) => row.key),
-  );
-  const events = new Map(
-    (
-      await sql<{ user_key: string; n: number }[]>`
-        SELECT user_key, count(*)::integer AS n FROM events WHERE project_id = ${projectId} GROUP BY user_key`
-    ).map((row) => [row.user_key, row.n]),
-  );
-  return {
-    acknowledged: load.identified.length + load.tracked.length,
-    lost: [
-      ...load.identified.filter((id) => !profiles.has(keyOf(projectId, id))),
-      ...load.tracked.filter((id) => !events.has(keyOf(projectId, id))),
-    ],
-    twice: load.tracked.filter((id) => (events.get(keyOf(projectId, id)) ?? 0) > 1),
-  };
-}
-
 /** The failover under load, with a gateway and a worker that wait for `replicas` replicas. */
 async function failover(label: string, replicas: number) {
   const redis = await startReplicatedRedis();
@@ -120,9 +46,10 @@ async function failover(label: string, replicas: number) {
   });
   const admin = consumerConnection(stack.config);
   admin.on("error", () => {});
+  const { queuePrefix, intakeQueueShards } = stack.config;
   const queues = [
-    profileOperationsQueue(admin, stack.config.queuePrefix),
-    eventsQueue(admin, stack.config.queuePrefix),
+    ...profileOperationsQueues(admin, queuePrefix, intakeQueueShards),
+    ...eventsQueues(admin, queuePrefix, intakeQueueShards),
   ];
   for (const queue of queues) queue.on("error", () => {});
   run = { redis, stack, admin, queues };
@@ -148,16 +75,7 @@ async function failover(label: string, replicas: number) {
   const promotedAfterMs = running.promotedAt - killedAt;
   // Restarted as the new primary's replica, as a Sentinel-aware start (k8s/redis) restarts it.
   await redis.primary.start(["--replicaof", "127.0.0.1", String(redis.replica.port)]);
-  await waitFor(
-    "200s from the promoted primary",
-    async () => (sent.acceptedAfterPromotion >= 20 ? true : undefined),
-    30_000,
-  );
-  running.on = false;
-  await load;
-  await Promise.all(queues.map((queue) => queue.resume()));
-  await drained(queues, 60_000);
-  return { ...(await tally(stack.db.sql, stack.project.id, sent)), load: sent, promotedAfterMs };
+  return { ...(await finishAfterPromotion(load, running, sent, queues, stack)), load: sent, promotedAfterMs };
 }
 
 describe("Redis primary killed and a replica promoted by Sentinel, under load", () => {

@@ -30,6 +30,7 @@ const OVERLAYS = {
   dev: join(K8S, "overlays", "dev"),
   prod: join(K8S, "overlays", "prod"),
   prodSentinel: join(K8S, "overlays", "prod-sentinel"),
+  prodCluster: join(K8S, "overlays", "prod-cluster"),
 };
 const QUEUES = [PROFILE_OPERATIONS_QUEUE, EVENTS_QUEUE, TOPIC_FANOUT_QUEUE];
 
@@ -135,6 +136,7 @@ describe.each([
   ["dev", OVERLAYS.dev],
   ["prod", OVERLAYS.prod],
   ["prod-sentinel", OVERLAYS.prodSentinel],
+  ["prod-cluster", OVERLAYS.prodCluster],
 ])("kustomize output of %s", (label, dir) => {
   const objects = kustomizeBuild(dir);
 
@@ -155,6 +157,7 @@ describe.each([
   ["dev", OVERLAYS.dev, "cm-dev", true],
   ["prod", OVERLAYS.prod, "cm-prod", false],
   ["prod-sentinel", OVERLAYS.prodSentinel, "cm-prod", false],
+  ["prod-cluster", OVERLAYS.prodCluster, "cm-prod", false],
 ] as const)("the %s overlay", (label, dir, namespace, shipsSecret) => {
   const objects = kustomizeBuild(dir);
 
@@ -334,6 +337,18 @@ describe("the policy checks catch violations", () => {
     expect(policyViolations(objects, { queues: QUEUES, shipsSecret: false }).join("\n")).toMatch(
       /trigger identify-backlog: not on the Sentinels redis-sentinel:26379 and primary mymaster/,
     );
+  });
+
+  it("KEDA on other Redis Cluster nodes than the processes', or missing a shard", () => {
+    const objects = kustomizeBuild(OVERLAYS.prodCluster);
+    expect(policyViolations(objects, { queues: QUEUES, shipsSecret: false })).toEqual([]);
+    const config = objects.find((o) => o.kind === "ConfigMap")!.data;
+    config.REDIS_CLUSTER_NODES = "redis-cluster:6379";
+    config.INTAKE_QUEUE_SHARDS = "4";
+    const violations = policyViolations(objects, { queues: QUEUES, shipsSecret: false }).join("\n");
+    expect(violations).toMatch(/trigger identify-backlog: not on the Redis Cluster nodes redis-cluster:6379/);
+    expect(violations).toMatch(/no redis trigger on cm:\{identify-3\}:wait/);
+    expect(violations).toMatch(/no redis trigger on cm:\{events-3\}:wait/);
   });
 });
 

@@ -2,6 +2,7 @@
  * Deployment policies for a rendered overlay (docs/operations-kubernetes.md). Each returns
  * readable violations; [] means the overlay complies.
  */
+import { EVENTS_QUEUE, PROFILE_OPERATIONS_QUEUE, queueName, shardNumbers } from "@cm/queue";
 import type { KObject } from "./kustomize";
 
 export const MIN_TERMINATION_GRACE_SECONDS = 35;
@@ -16,8 +17,10 @@ export interface PolicyContext {
 }
 
 const WORKLOAD_KINDS = new Set(["Deployment", "Job"]);
-/** KEDA's scalers of a Redis list's length: on one server, and on the primary Sentinels name. */
-const REDIS_LIST_SCALERS = new Set(["redis", "redis-sentinel"]);
+/** KEDA's scalers of a Redis list's length: on one server, on the primary Sentinels name, on a Redis Cluster. */
+const REDIS_LIST_SCALERS = new Set(["redis", "redis-sentinel", "redis-cluster"]);
+/** The queues split into INTAKE_QUEUE_SHARDS shards, each a queue of its own to watch. */
+const INTAKE_QUEUES = new Set([PROFILE_OPERATIONS_QUEUE, EVENTS_QUEUE]);
 
 function name(o: KObject): string {
   return `${o.kind}/${o.metadata?.name}`;
@@ -195,9 +198,13 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
     const lists = (so.spec.triggers ?? []).map((t: KObject) =>
       REDIS_LIST_SCALERS.has(t.type) ? t.metadata?.listName : undefined,
     );
+    const clusterNodes = configValue(objects, "REDIS_CLUSTER_NODES");
+    const shards = shardNumbers(Number(configValue(objects, "INTAKE_QUEUE_SHARDS") ?? 1));
     for (const queue of context.queues) {
-      const wanted = `${queuePrefix}:${queue}:wait`;
-      if (!lists.includes(wanted)) v.push(`ScaledObject cm-worker has no redis trigger on ${wanted}`);
+      for (const shard of INTAKE_QUEUES.has(queue) ? shards : [0]) {
+        const wanted = `${queuePrefix}:${queueName(queue, clusterNodes !== undefined, shard)}:wait`;
+        if (!lists.includes(wanted)) v.push(`ScaledObject cm-worker has no redis trigger on ${wanted}`);
+      }
     }
     for (const trigger of so.spec.triggers ?? []) {
       // KEDA must read the primary the processes write to.
@@ -209,6 +216,10 @@ export function policyViolations(objects: KObject[], context: PolicyContext): st
             `ScaledObject trigger ${trigger.name}: not on the Sentinels ${sentinels} and primary ${name} of the processes`,
           );
       }
+      if (trigger.type === "redis-cluster" && trigger.metadata?.addresses !== clusterNodes)
+        v.push(`ScaledObject trigger ${trigger.name}: not on the Redis Cluster nodes ${clusterNodes} of the processes`);
+      if (clusterNodes !== undefined && trigger.type !== "redis-cluster")
+        v.push(`ScaledObject trigger ${trigger.name}: the processes are on a Redis Cluster, the trigger is not`);
       const auth = trigger.authenticationRef?.name;
       const ta = auth && find("TriggerAuthentication", auth);
       if (!ta) v.push(`ScaledObject trigger ${trigger.name}: TriggerAuthentication ${auth} missing`);

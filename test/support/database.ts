@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { connect, migrate, migrationNames, type Sql } from "@cm/db";
-import { ADMIN_DATABASE_PORT, ADMIN_DATABASE_URL, uniqueName } from "./env";
+import { ADMIN_DATABASE_PORT, ADMIN_DATABASE_URL, REDIS_CLUSTER, uniqueName } from "./env";
 
 export interface TestDatabase {
   url: string;
@@ -21,9 +21,12 @@ export const CITUS_MULTI_NODE = process.env.TEST_CITUS === "multi";
 /**
  * The time limit of a test whose work grows with the layout: on Citus each of its steps is a
  * distributed statement, and on a multi-node cluster one over three servers sharing the
- * machine's cores (docs/scaling.md, "The suite on a multi-node Citus": 2 to 30 times slower).
+ * machine's cores (docs/scaling.md, "The suite on a multi-node Citus": 2 to 30 times slower); on
+ * the test Redis Cluster (TEST_REDIS=cluster) its jobs go through three Redis servers and a
+ * worker a shard on those cores (docs/operations-redis.md, "The suite on a Redis Cluster").
  */
-export const layoutTimeout = (ms: number): number => (CITUS_MULTI_NODE ? 10 * ms : CITUS ? 3 * ms : ms);
+export const layoutTimeout = (ms: number): number =>
+  (CITUS_MULTI_NODE ? 10 * ms : CITUS ? 3 * ms : ms) * (REDIS_CLUSTER ? 3 : 1);
 const CITUS_DISTRIBUTE = resolve(import.meta.dirname, "../../libs/db/citus/distribute.sql");
 
 /** The workers' admin URLs (their "postgres" database), when the layout has workers of its own. */

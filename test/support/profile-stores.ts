@@ -1,22 +1,22 @@
 import type { Sql } from "@cm/db";
-import { eventsQueue, profileOperationsQueue } from "@cm/queue";
+import { eventsQueues, profileOperationsQueues } from "@cm/queue";
 import { cachedProfileKeys, type ProfileStores } from "@cm/app";
-import { Redis } from "ioredis";
-import { REDIS_URL } from "./env";
+import { TEST_SHARDS } from "./env";
+import { testRedis } from "./redis";
 
 /** What applyProfileOperations applies to: a test file's database, and its batch queues. */
 export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores & { close(): Promise<void> } {
-  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const connection = testRedis({ maxRetriesPerRequest: null });
   const queues = {
-    profileOperationsQueue: profileOperationsQueue(connection, queuePrefix),
-    eventsQueue: eventsQueue(connection, queuePrefix),
+    profileOperationsQueues: profileOperationsQueues(connection, queuePrefix, TEST_SHARDS),
+    eventsQueues: eventsQueues(connection, queuePrefix, TEST_SHARDS),
   };
   return {
     sql,
     ...queues,
     profileKeys: cachedProfileKeys(sql),
     async close() {
-      await Promise.all([queues.profileOperationsQueue.close(), queues.eventsQueue.close()]);
+      await Promise.all([...queues.profileOperationsQueues, ...queues.eventsQueues].map((queue) => queue.close()));
       connection.disconnect();
     },
   };

@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
-import { Redis } from "ioredis";
-import { REDIS_URL, uniqueName } from "./env";
+import { uniqueName } from "./env";
+import { keysMatching, testRedis } from "./redis";
 import { waitFor } from "./wait";
 
 /** A queue prefix of its own for one test file, and a way to remove its keys afterwards. */
@@ -9,9 +9,9 @@ export function createTestQueuePrefix(label: string): { prefix: string; cleanup(
   return {
     prefix,
     async cleanup() {
-      const redis = new Redis(REDIS_URL);
-      const keys = await redis.keys(`${prefix}:*`);
-      if (keys.length > 0) await redis.del(...keys);
+      const redis = testRedis();
+      // One key a command (sent together): on a cluster the keys are in many slots.
+      await Promise.all((await keysMatching(redis, `*${prefix}:*`)).map((key) => redis.del(key)));
       redis.disconnect();
     },
   };

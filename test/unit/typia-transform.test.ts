@@ -104,4 +104,31 @@ describe("typia transform", () => {
     );
     expect(loadConfig({ REDIS_REPLICAS_ACK_TIMEOUT_MS: "1000" }).redisReplicasAck.timeoutMs).toBe(1000);
   });
+
+  it("reads a Redis Cluster's nodes and the intake's shards", () => {
+    expect(loadConfig({})).toMatchObject({ redisCluster: undefined, intakeQueueShards: 1 });
+    expect(
+      loadConfig({
+        REDIS_CLUSTER_NODES: "redis-0:6379,[::1]:7001",
+        INTAKE_QUEUE_SHARDS: "3",
+        REDIS_URL: "redis://:pw@x",
+      }),
+    ).toMatchObject({
+      redisCluster: {
+        nodes: [
+          { host: "redis-0", port: 6379 },
+          { host: "::1", port: 7001 },
+        ],
+      },
+      intakeQueueShards: 3,
+    });
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "redis-0" })).toThrow(
+      /REDIS_CLUSTER_NODES: "redis-0" is not host:port/,
+    );
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "a:1", REDIS_SENTINELS: "b:2" })).toThrow(/set one or the other/);
+    expect(() => loadConfig({ REDIS_CLUSTER_NODES: "a:1", REDIS_URL: "redis://a:1/2" })).toThrow(/database 0 only/);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: "a:1", REDIS_URL: "redis://a:1/0" }).redisCluster).toBeDefined();
+    expect(() => loadConfig({ INTAKE_QUEUE_SHARDS: "0" })).toThrow(/intakeQueueShards/);
+    expect(() => loadConfig({ INTAKE_QUEUE_SHARDS: "65" })).toThrow(/intakeQueueShards/);
+  });
 });

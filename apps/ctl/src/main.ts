@@ -141,7 +141,7 @@ async function run(argv: string[]): Promise<unknown> {
         : positionals.join(" ");
   const config = loadConfig();
   const sql = connect(config.databaseUrl, { max: 1, applicationName: "cm-ctl" });
-  const queuesAt = { redis: config, prefix: config.queuePrefix };
+  const queuesAt = { redis: config, prefix: config.queuePrefix, shards: config.intakeQueueShards };
   try {
     switch (command) {
       case "migrate":

@@ -3,20 +3,20 @@ import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
 import type {
   EventsJobData,
   ProfileOperationsJobData,
+  RedisConnection,
   RedisDurabilityMode,
   TopicFanoutJobData,
   WebhookDeliveryJobData,
   WebhookPollJobData,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { CredentialCache } from "./auth/credential-cache";
 import type { ChangeWaits } from "./change-waits";
 import type { BodyBudget } from "./body/body-budget";
 import type { IdempotentReplies } from "./idempotent-replies";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
-import type { MicroBatcher } from "./micro-batcher";
+import type { Batcher } from "./micro-batcher";
 import type { PoolShares } from "./pool-shares";
 import type { GatewayMetrics } from "./metrics";
 
@@ -47,10 +47,10 @@ export interface BodyLimits {
 
 /** Where the users API queues what it accepts (use-cases/). */
 export interface Intake {
-  /** Identifies and the other users-API operations, one identify job per micro-batch. */
-  profileOperationBatcher: MicroBatcher<ProfileOperation>;
-  /** Tracked events, one events job per micro-batch. */
-  eventBatcher: MicroBatcher<TrackedEvent>;
+  /** Identifies and the other users-API operations, one identify job per micro-batch (of a shard). */
+  profileOperationBatcher: Batcher<ProfileOperation>;
+  /** Tracked events, one events job per micro-batch (of a shard). */
+  eventBatcher: Batcher<TrackedEvent>;
   /** EVENT_DEDUP_WINDOW_S, in ms. */
   eventDedupWindowMs: number;
   /** Batch answers by Idempotency-Key, for retries. */
@@ -59,8 +59,9 @@ export interface Intake {
 
 /** The job queues: the dashboard shows them, a topic update adds its fan-out, shutdown closes them. */
 export interface Queues {
-  profileOperationsQueue: Queue<ProfileOperationsJobData>;
-  eventsQueue: Queue<EventsJobData>;
+  /** Every shard of each batch queue (INTAKE_QUEUE_SHARDS), by number. */
+  profileOperationsQueues: Queue<ProfileOperationsJobData>[];
+  eventsQueues: Queue<EventsJobData>[];
   topicFanoutQueue: Queue<TopicFanoutJobData>;
   /** Shown in the queue dashboard only: the workers queue webhook deliveries. */
   webhooksQueue: Queue<WebhookDeliveryJobData | WebhookPollJobData>;
@@ -73,7 +74,7 @@ export interface Observability {
 
 /** What /readyz checks besides Postgres. */
 export interface Health {
-  redis: Redis;
+  redis: RedisConnection;
   /** Whether readiness also requires a Redis that cannot lose accepted identifies. */
   redisDurability: RedisDurabilityMode;
   /** Replicas each job write waits for (REDIS_REPLICAS_ACK): readiness requires the primary to have as many in sync. */

@@ -7,13 +7,16 @@ import {
   addEventBatch,
   addProfileOperationsBatch,
   checkRedisDurability,
-  eventsQueue,
-  profileOperationsQueue,
+  eventShard,
+  eventsQueues,
+  operationShard,
+  profileOperationsQueues,
   producerConnection,
   topicFanoutQueue,
   webhooksQueue,
+  type RedisConnection,
 } from "@cm/queue";
-import type { Redis } from "ioredis";
+import type { Queue } from "bullmq";
 import type { Logger } from "pino";
 import { createApp } from "./app";
 import { CredentialCache } from "./auth/credential-cache";
@@ -23,7 +26,7 @@ import { answerClientError } from "./client-error";
 import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import type { GatewayDeps } from "./deps";
-import { MicroBatcher, type MicroBatcherOptions } from "./micro-batcher";
+import { MicroBatcher, ShardedBatcher } from "./micro-batcher";
 import { PoolShares } from "./pool-shares";
 import { createGatewayMetrics } from "./metrics";
 
@@ -49,7 +52,7 @@ export const PROJECT_POOL_SHARE = POOL_SIZE / 2;
 export const MAX_WAITING_READERS = 1_000;
 
 /** Producers queue no command while disconnected, so the start-up check (and the first writes) wait for the connection. */
-async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
+async function connectedWithin(redis: RedisConnection, ms: number): Promise<boolean> {
   if (redis.status === "ready") return true;
   return new Promise((resolve) => {
     const timer = setTimeout(() => resolve(false), ms);
@@ -66,9 +69,9 @@ async function connectedWithin(redis: Redis, ms: number): Promise<boolean> {
  * replicas answer, and the rate limits and batch answers of other requests do not queue behind it.
  */
 export interface GatewayRedis {
-  jobs: Redis;
+  jobs: RedisConnection;
   /** Rate limits, batch answers by Idempotency-Key, the dashboard's webhooks queue, readiness. */
-  shared: Redis;
+  shared: RedisConnection;
 }
 
 /** Both, made from the config: gateways, and benchmarks that serve the gateway's app. */
@@ -90,29 +93,43 @@ export function gatewayDeps(
   sql: Sql,
   credentialSql: Sql = sql,
 ): GatewayDeps {
-  const queue = profileOperationsQueue(jobs, config.queuePrefix);
-  queue.on("error", (error) => logger.warn({ err: error.message }, "identify queue error"));
-  const trackQueue = eventsQueue(jobs, config.queuePrefix);
-  trackQueue.on("error", (error) => logger.warn({ err: error.message }, "events queue error"));
+  const operationQueues = profileOperationsQueues(jobs, config.queuePrefix, config.intakeQueueShards);
+  const trackQueues = eventsQueues(jobs, config.queuePrefix, config.intakeQueueShards);
   const fanoutQueue = topicFanoutQueue(jobs, config.queuePrefix);
-  fanoutQueue.on("error", (error) => logger.warn({ err: error.message }, "topic fan-out queue error"));
   const hooksQueue = webhooksQueue(redis, config.queuePrefix);
-  hooksQueue.on("error", (error) => logger.warn({ err: error.message }, "webhooks queue error"));
+  const queues = [...operationQueues, ...trackQueues, fanoutQueue, hooksQueue];
+  for (const queue of queues)
+    queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
-  const metrics = createGatewayMetrics([queue, trackQueue, fanoutQueue, hooksQueue]);
-  const batching = ({ size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings): MicroBatcherOptions => ({
-    maxBatchSize: size,
-    maxBatchBytes: maxBytes,
-    maxWaitMs: waitMs,
-    writeTimeoutMs,
-  });
+  const metrics = createGatewayMetrics(queues);
+  /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
+  const shardedBatcher = <Item, Data>(
+    shards: Queue<Data>[],
+    add: (queue: Queue<Data>, items: Item[]) => Promise<unknown>,
+    { size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings,
+    onBatch: (size: number) => void,
+    shardOf: (item: Item, shards: number) => number,
+  ) =>
+    new ShardedBatcher(
+      shards.map(
+        (queue) =>
+          new MicroBatcher<Item>(
+            async (items) => {
+              await add(queue, items);
+            },
+            { maxBatchSize: size, maxBatchBytes: maxBytes, maxWaitMs: waitMs, writeTimeoutMs },
+            onBatch,
+          ),
+      ),
+      shardOf,
+    );
 
   return {
     sql,
     poolShares: new PoolShares(PROJECT_POOL_SHARE),
     redis,
-    profileOperationsQueue: queue,
-    eventsQueue: trackQueue,
+    profileOperationsQueues: operationQueues,
+    eventsQueues: trackQueues,
     topicFanoutQueue: fanoutQueue,
     webhooksQueue: hooksQueue,
     credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
@@ -124,19 +141,19 @@ export function gatewayDeps(
       { rate: config.rateLimitPerSecond, burst: config.rateLimitBurst },
       logger,
     ),
-    profileOperationBatcher: new MicroBatcher(
-      async (operations) => {
-        await addProfileOperationsBatch(queue, operations);
-      },
-      batching(config.profileOperationsBatch),
+    profileOperationBatcher: shardedBatcher(
+      operationQueues,
+      addProfileOperationsBatch,
+      config.profileOperationsBatch,
       (size) => metrics.profileOperationsBatchSize.observe(size),
+      operationShard,
     ),
-    eventBatcher: new MicroBatcher(
-      async (events) => {
-        await addEventBatch(trackQueue, events);
-      },
-      batching(config.eventsBatch),
+    eventBatcher: shardedBatcher(
+      trackQueues,
+      addEventBatch,
+      config.eventsBatch,
       (size) => metrics.eventBatchSize.observe(size),
+      eventShard,
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
     idempotentReplies: new IdempotentReplies(redis, config.queuePrefix, config.batchIdempotencyKeysPerProject),
@@ -219,12 +236,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all([
-        deps.profileOperationsQueue.close(),
-        deps.eventsQueue.close(),
-        deps.topicFanoutQueue.close(),
-        deps.webhooksQueue.close(),
-      ]);
+      await Promise.all(
+        [...deps.profileOperationsQueues, ...deps.eventsQueues, deps.topicFanoutQueue, deps.webhooksQueue].map(
+          (queue) => queue.close(),
+        ),
+      );
       disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();

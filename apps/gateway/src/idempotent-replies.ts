@@ -1,6 +1,6 @@
 import { hash, randomUUID } from "node:crypto";
 import type { BatchReply, IdentifyReply } from "@cm/domain";
-import type { Redis } from "ioredis";
+import { isCluster, type RedisConnection } from "@cm/queue";
 
 /** How long a batch's answer is kept for a retry with its Idempotency-Key. */
 export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
@@ -89,23 +89,32 @@ export type Claim =
 const digest = (text: string) => hash("sha256", text, "base64url");
 
 /**
+ * The name of a project's index of keys, which each of its keys' names begins with. The script
+ * that claims a key trims the project's index, so on a Redis Cluster all of a project's keys must
+ * be in one slot: there the index's name is a hash tag (`{cm:batch-replies:7}`). Off a cluster
+ * the keys keep the names the previous release gives them, so that a retry across a rolling
+ * update is answered.
+ */
+export function batchRepliesIndex(redis: RedisConnection, keyPrefix: string, projectId: number): string {
+  const index = `${keyPrefix}:batch-replies:${projectId}`;
+  return isCluster(redis) ? `{${index}}` : index;
+}
+
+/**
  * Batch answers by Idempotency-Key, per project, in Redis: a retry of a batch gets the answer the
  * first request got, and queues nothing again. Keys may hold anything a client chose (ids,
  * emails), so they and the bodies are kept as SHA-256 digests only. A project keeps at most
  * `keysPerProject` keys, its oldest forgotten first: one client's keys never fill Redis for all.
- * The keys keep the names the previous release gives them, with no hash tag: the script that
- * trims a project's keys runs on one Redis, not across a Redis Cluster's slots.
  */
 export class IdempotentReplies {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
     private readonly keysPerProject: number,
   ) {}
 
   async claim(projectId: number, key: string, body: string, readAs: string): Promise<Claim> {
-    // The names the previous release gives its keys, so that a retry across a rolling update is answered.
-    const index = `${this.keyPrefix}:batch-replies:${projectId}`;
+    const index = batchRepliesIndex(this.redis, this.keyPrefix, projectId);
     const keyDigest = digest(key);
     const redisKey = `${index}:${keyDigest}`;
     const sent = { body: digest(body), readAs };

@@ -113,3 +113,31 @@ export class MicroBatcher<Item> {
     );
   }
 }
+
+/** What queues the items of one job kind: a micro-batcher, or one a queue shard. */
+export interface Batcher<Item> {
+  enqueue(item: Item, bytes?: number): Promise<void>;
+  /** Writes what is pending and waits for every write in flight. */
+  drain(): Promise<void>;
+}
+
+/**
+ * A micro-batcher for each shard of a job kind's queue (INTAKE_QUEUE_SHARDS): an item goes to its
+ * user's (`shardOf`), so that a user's items are written to one queue in the order they were
+ * accepted, and each shard's batches fill, are written and time out on their own (a Redis Cluster
+ * node that stalls holds back its shard's writes only).
+ */
+export class ShardedBatcher<Item> implements Batcher<Item> {
+  constructor(
+    private readonly shards: readonly MicroBatcher<Item>[],
+    private readonly shardOf: (item: Item, shards: number) => number,
+  ) {}
+
+  enqueue(item: Item, bytes = 0): Promise<void> {
+    return this.shards[this.shardOf(item, this.shards.length)]!.enqueue(item, bytes);
+  }
+
+  async drain(): Promise<void> {
+    await Promise.all(this.shards.map((shard) => shard.drain()));
+  }
+}

@@ -1,9 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { probeDependencies } from "@cm/config";
-import { checkRedisReady, type RedisDurabilityMode } from "@cm/queue";
+import { checkRedisReady, type RedisDurabilityMode, type RedisConnection } from "@cm/queue";
 import type { AddressInfo } from "node:net";
 import type { Sql } from "@cm/db";
-import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
 
 export interface HealthServer {
@@ -20,7 +19,7 @@ export async function startHealthServer(
   port: number,
   deps: {
     sql: Sql;
-    redis: Redis;
+    redis: RedisConnection;
     registry: Registry;
     readiness: { accepting: boolean };
     redisDurability: RedisDurabilityMode;

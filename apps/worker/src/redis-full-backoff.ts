@@ -1,6 +1,5 @@
-import { redisMemoryUse, isRedisOutOfMemory } from "@cm/queue";
+import { redisMemoryUse, isRedisOutOfMemory, type RedisConnection } from "@cm/queue";
 import type { Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 
 const CHECK_EVERY_MS = 1_000;
@@ -12,7 +11,11 @@ const CHECK_EVERY_MS = 1_000;
  * as soon as it is below maxmemory, since finishing jobs is what frees it. Meanwhile readiness
  * is red (probes see Redis past 95% of maxmemory).
  */
-export function pauseWhileRedisIsFull(workers: Worker[], redis: Redis, logger: Logger): (error: Error) => void {
+export function pauseWhileRedisIsFull(
+  workers: Worker[],
+  redis: RedisConnection,
+  logger: Logger,
+): (error: Error) => void {
   let paused = false;
   const resumeWhenRoom = async () => {
     for (;;) {

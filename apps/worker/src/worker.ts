@@ -7,12 +7,14 @@ import {
   consumerConnection,
   EVENTS_QUEUE,
   EVENTS_READ,
-  eventsQueue,
+  eventsQueues,
+  isCluster,
   PROFILE_OPERATIONS_QUEUE,
-  profileOperationsQueue,
+  profileOperationsQueues,
   MAINTENANCE_QUEUE,
   operationsOf,
   PROFILE_OPERATIONS_READ,
+  queueName,
   WEBHOOKS_QUEUE,
   TOPIC_FANOUT_KIND,
   TOPIC_FANOUT_QUEUE,
@@ -41,8 +43,17 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * Jobs of each batch queue a process applies at once (WORKER_CONCURRENCY) are shared among the
+ * queue's shards (INTAKE_QUEUE_SHARDS), so that the shards change the Redis layout, not the load on
+ * Postgres: each shard's worker takes this many (one at least).
+ */
+export const shardConcurrency = (config: Pick<Config, "workerConcurrency" | "intakeQueueShards">): number =>
+  Math.ceil(config.workerConcurrency / config.intakeQueueShards);
+
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
   const connection = consumerConnection(config);
+  const concurrency = shardConcurrency(config);
   await checkRedisDurability(connection, config.redisDurability, (message) => logger.warn(message)).catch(
     (error: unknown) => {
       connection.disconnect();
@@ -50,7 +61,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     },
   );
   const sql = connect(config.databaseUrl, {
-    max: 2 * config.workerConcurrency + FANOUT_CONCURRENCY + 2,
+    max: 2 * concurrency * config.intakeQueueShards + FANOUT_CONCURRENCY + 2,
     applicationName: "cm-worker",
     reconnectDelayMs: (failures) =>
       cappedExponentialBackoff(failures, config.jobRetryBaseDelayMs, config.jobRetryMaxDelayMs),
@@ -66,18 +77,19 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     redisDurability: config.redisDurability,
     waitingOnRetry,
   });
-  // For erasures, which reach the operations and events of failed jobs too.
-  const failedJobs = {
-    profileOperationsQueue: profileOperationsQueue(connection, config.queuePrefix),
-    eventsQueue: eventsQueue(connection, config.queuePrefix),
+  // Every shard of the batch queues: each has its worker, and erasures reach the operations and events of their failed jobs.
+  const batchQueues = {
+    profileOperationsQueues: profileOperationsQueues(connection, config.queuePrefix, config.intakeQueueShards),
+    eventsQueues: eventsQueues(connection, config.queuePrefix, config.intakeQueueShards),
   };
+  const everyBatchQueue = [...batchQueues.profileOperationsQueues, ...batchQueues.eventsQueues];
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
   const logQueueError = logThrottle(10);
-  for (const queue of Object.values(failedJobs))
+  for (const queue of everyBatchQueue)
     queue.on("error", (error) =>
       logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, `${queue.name} queue error`)),
     );
-  const stores = { sql, ...failedJobs, profileKeys: cachedProfileKeys(sql) };
+  const stores = { sql, ...batchQueues, profileKeys: cachedProfileKeys(sql) };
   const logLeftAlone = logThrottle(10);
   const leftAlone = (queue: string) => (kind: unknown, v: unknown, unknownItem?: string) => {
     metrics.jobsLeftAlone.inc({ queue });
@@ -92,27 +104,33 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
   await ensureUpcomingEventPartitions(sql).catch((error: unknown) =>
     logger.warn({ err: error instanceof Error ? error.message : String(error) }, "event partitions not made at start"),
   );
-  const profileOperations = createQueueWorker(
-    PROFILE_OPERATIONS_QUEUE,
-    forKnownKind(
-      PROFILE_OPERATIONS_READ,
-      true,
-      profileOperationsProcessor(stores, logger, metrics),
-      leftAlone(PROFILE_OPERATIONS_QUEUE),
-      (data) =>
-        operationsOf(data)
-          .filter((operation) => !isKnownOperation(operation))
-          .map(({ op }) => String(op))[0],
+  const applyProfileOperations = forKnownKind(
+    PROFILE_OPERATIONS_READ,
+    true,
+    profileOperationsProcessor(stores, logger, metrics),
+    leftAlone(PROFILE_OPERATIONS_QUEUE),
+    (data) =>
+      operationsOf(data)
+        .filter((operation) => !isKnownOperation(operation))
+        .map(({ op }) => String(op))[0],
+  );
+  const storeEvents = forKnownKind(
+    EVENTS_READ,
+    false,
+    eventsProcessor(stores, logger, metrics),
+    leftAlone(EVENTS_QUEUE),
+  );
+  // A worker for every shard of each batch queue: whichever shard a gateway wrote to, its jobs are taken.
+  const batchWorkers = [
+    ...batchQueues.profileOperationsQueues.map((queue) =>
+      createQueueWorker(queue.name, applyProfileOperations, { concurrency, heldUnderWorkerLock: true }),
     ),
-    { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
-  );
-  const events = createQueueWorker(
-    EVENTS_QUEUE,
-    forKnownKind(EVENTS_READ, false, eventsProcessor(stores, logger, metrics), leftAlone(EVENTS_QUEUE)),
-    { concurrency: config.workerConcurrency, heldUnderWorkerLock: true },
-  );
+    ...batchQueues.eventsQueues.map((queue) =>
+      createQueueWorker(queue.name, storeEvents, { concurrency, heldUnderWorkerLock: true }),
+    ),
+  ];
   const fanout: Worker<TopicFanoutJobData> = createQueueWorker(
-    TOPIC_FANOUT_QUEUE,
+    queueName(TOPIC_FANOUT_QUEUE, isCluster(connection)),
     forKnownKind(
       [TOPIC_FANOUT_KIND],
       true,
@@ -144,13 +162,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     stopping ??= (async () => {
       readiness.accepting = false;
       await Promise.all([
-        profileOperations.close(),
-        events.close(),
+        ...batchWorkers.map((worker) => worker.close()),
         fanout.close(),
         maintenance.close(),
         webhooks.close(),
       ]);
-      await Promise.all(Object.values(failedJobs).map((queue) => queue.close()));
+      await Promise.all(everyBatchQueue.map((queue) => queue.close()));
       await new Promise((resolve) => health.server.close(resolve));
       connection.disconnect();
       await sql.end({ timeout: 5 });

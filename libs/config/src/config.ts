@@ -13,6 +13,11 @@ export interface Config {
   redisUrl: string & tags.Pattern<"^rediss?://">;
   /** Where the Sentinels that watch the primary are (REDIS_SENTINELS); unset, REDIS_URL names the server. */
   redisSentinel?: RedisSentinelSettings;
+  /**
+   * Nodes of a Redis Cluster to learn the others from (REDIS_CLUSTER_NODES); unset, Redis is one
+   * server (or one primary and its replicas). With it, REDIS_URL gives only the user, password and scheme.
+   */
+  redisCluster?: RedisClusterSettings;
   /** What a queued operation must reach before it is answered 200 (REDIS_REPLICAS_ACK). */
   redisReplicasAck: ReplicasAckSettings;
   port: number & tags.Type<"uint32"> & tags.Maximum<65535>;
@@ -24,6 +29,11 @@ export interface Config {
   redisDurability: "require" | "warn";
   /** BullMQ key prefix: lets several deployments (or test files) share one Redis. */
   queuePrefix: string & tags.MinLength<1> & tags.Pattern<"^[A-Za-z0-9_.-]+$">;
+  /**
+   * Queues the intake (profile operations, and tracked events) is spread over, a user's always
+   * in the same one (INTAKE_QUEUE_SHARDS): on a Redis Cluster, so that it is spread over its nodes.
+   */
+  intakeQueueShards: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<64>;
   /** Guards the queue dashboard; unset means the dashboard refuses everyone. */
   adminToken?: string & tags.MinLength<16>;
   /** Requests a second per project, across all gateways (every endpoint); past it, 429. */
@@ -103,17 +113,23 @@ export interface Config {
   webhooks: WebhookSettings;
 }
 
+export interface RedisNodeAddress {
+  host: string & tags.MinLength<1>;
+  port: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<65535>;
+}
+
 /** The Sentinels that watch the Redis primary and promote a replica when it fails (docs/operations-redis.md). */
 export interface RedisSentinelSettings {
-  sentinels: {
-    host: string & tags.MinLength<1>;
-    port: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<65535>;
-  }[] &
-    tags.MinItems<1>;
+  sentinels: RedisNodeAddress[] & tags.MinItems<1>;
   /** The primary's name among them (their `sentinel monitor` name). */
   name: string & tags.MinLength<1>;
   /** Where the Sentinels ask for one (`requirepass` in sentinel.conf); unset, they are asked without. */
   password?: string & tags.MinLength<1>;
+}
+
+/** The nodes of a Redis Cluster the processes ask for the others and the slots each serves (docs/operations-redis.md). */
+export interface RedisClusterSettings {
+  nodes: RedisNodeAddress[] & tags.MinItems<1>;
 }
 
 /**
@@ -204,19 +220,37 @@ function microBatchSettings(env: NodeJS.ProcessEnv, prefix: string) {
   };
 }
 
-/** REDIS_SENTINELS, `host:port` pairs separated by commas (an IPv6 host in brackets), or unset. */
-function redisSentinel(env: NodeJS.ProcessEnv) {
-  if (!env.REDIS_SENTINELS) return undefined;
-  const sentinels = env.REDIS_SENTINELS.split(",").map((entry) => {
+/** `host:port` pairs separated by commas (an IPv6 host in brackets), the setting `name` holds. */
+function nodeAddresses(name: string, text: string) {
+  return text.split(",").map((entry) => {
     const address = /^\s*\[?([^\]]*?)\]?:(\d+)\s*$/.exec(entry);
-    if (address === null) throw new ConfigError(`REDIS_SENTINELS: "${entry.trim()}" is not host:port`);
+    if (address === null) throw new ConfigError(`${name}: "${entry.trim()}" is not host:port`);
     return { host: address[1], port: Number(address[2]) };
   });
+}
+
+/** REDIS_SENTINELS, or unset. */
+function redisSentinel(env: NodeJS.ProcessEnv) {
+  if (!env.REDIS_SENTINELS) return undefined;
   return {
-    sentinels,
+    sentinels: nodeAddresses("REDIS_SENTINELS", env.REDIS_SENTINELS),
     name: env.REDIS_SENTINEL_NAME ?? "mymaster",
     ...(env.REDIS_SENTINEL_PASSWORD ? { password: env.REDIS_SENTINEL_PASSWORD } : {}),
   };
+}
+
+/**
+ * REDIS_CLUSTER_NODES, or unset. A cluster promotes its own replicas: no Sentinel watches it, and
+ * it has one database only.
+ */
+function redisCluster(env: NodeJS.ProcessEnv) {
+  if (!env.REDIS_CLUSTER_NODES) return undefined;
+  if (env.REDIS_SENTINELS) throw new ConfigError("REDIS_CLUSTER_NODES and REDIS_SENTINELS: set one or the other");
+  const database = /^rediss?:\/\/[^/]*\/(\d+)/.exec(env.REDIS_URL ?? "")?.[1];
+  if (database !== undefined && database !== "0") {
+    throw new ConfigError(`REDIS_URL names database ${database}: a Redis Cluster has database 0 only`);
+  }
+  return { nodes: nodeAddresses("REDIS_CLUSTER_NODES", env.REDIS_CLUSTER_NODES) };
 }
 
 /**
@@ -255,6 +289,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
     redisUrl: env.REDIS_URL ?? "redis://127.0.0.1:6379",
     redisSentinel: redisSentinel(env),
+    redisCluster: redisCluster(env),
     redisReplicasAck: {
       replicas: numberOr(env.REDIS_REPLICAS_ACK, 0),
       timeoutMs: numberOr(env.REDIS_REPLICAS_ACK_TIMEOUT_MS, 500),
@@ -263,6 +298,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL ?? "info",
     redisDurability: env.REDIS_DURABILITY ?? "require",
     queuePrefix: env.QUEUE_PREFIX ?? "cm",
+    intakeQueueShards: numberOr(env.INTAKE_QUEUE_SHARDS, 1),
     adminToken: env.ADMIN_TOKEN || undefined,
     adminQueuesWritable: env.ADMIN_QUEUES_WRITABLE === "true",
     rateLimitPerSecond: numberOr(env.RATE_LIMIT_PER_SECOND, 50_000),

@@ -1,8 +1,8 @@
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import { Queue, type Job, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import { replicasAcknowledged } from "./replica-acknowledgement";
-import { EVENTS_JOB, EVENTS_QUEUE, PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE } from "./names";
+import { EVENTS_JOB, EVENTS_QUEUE, PROFILE_OPERATIONS_JOB, PROFILE_OPERATIONS_QUEUE, queueName } from "./names";
+import { isCluster, type RedisConnection } from "./redis-nodes";
 import {
   batchItems,
   eventsJobData,
@@ -48,17 +48,58 @@ export const IMPORT_JOB_PRIORITY = 1;
 /** How a producer queues its batch jobs beyond their kind's job options: a priority, or none (live traffic). */
 export type BatchJobOptions = Pick<JobsOptions, "priority">;
 
-export function profileOperationsQueue(connection: Redis, prefix: string): Queue<ProfileOperationsJobData> {
-  return new Queue(PROFILE_OPERATIONS_QUEUE, {
+/** Shard `shard` of the profile operations queue (the queue itself, with one shard). */
+export function profileOperationsQueue(
+  connection: RedisConnection,
+  prefix: string,
+  shard = 0,
+): Queue<ProfileOperationsJobData> {
+  return new Queue(queueName(PROFILE_OPERATIONS_QUEUE, isCluster(connection), shard), {
     connection,
     prefix,
     defaultJobOptions: PROFILE_OPERATIONS_JOB_OPTIONS,
   });
 }
 
-export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobData> {
-  return new Queue(EVENTS_QUEUE, { connection, prefix, defaultJobOptions: EVENTS_JOB_OPTIONS });
+export function eventsQueue(connection: RedisConnection, prefix: string, shard = 0): Queue<EventsJobData> {
+  return new Queue(queueName(EVENTS_QUEUE, isCluster(connection), shard), {
+    connection,
+    prefix,
+    defaultJobOptions: EVENTS_JOB_OPTIONS,
+  });
 }
+
+/** The numbers of the intake's shards (INTAKE_QUEUE_SHARDS): 0 to `shards` - 1. */
+export const shardNumbers = (shards: number): number[] => Array.from({ length: shards }, (_, shard) => shard);
+
+/** Every shard of the profile operations queue, by number. */
+export const profileOperationsQueues = (connection: RedisConnection, prefix: string, shards: number) =>
+  shardNumbers(shards).map((shard) => profileOperationsQueue(connection, prefix, shard));
+
+/** Every shard of the events queue, by number. */
+export const eventsQueues = (connection: RedisConnection, prefix: string, shards: number) =>
+  shardNumbers(shards).map((shard) => eventsQueue(connection, prefix, shard));
+
+/**
+ * The shard of the intake queues that a user's profile operations and tracked events go to, of
+ * `shards`: the same for both, on every gateway and ctl, so that a user's are queued (and taken)
+ * in one queue in the order they were accepted. A hash of the project and the user's id, the id
+ * the profile key `i:<id>` is made of (FNV-1a over its UTF-16 code units): it must never change, or a user's operations
+ * queued before and after the change would be in two queues.
+ */
+export function intakeShard(projectId: number, userId: string, shards: number): number {
+  if (shards === 1) return 0;
+  const text = `${projectId}:${userId}`;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % shards;
+}
+
+/** A user's shard of the intake queues for a profile operation (its user's id) and for a tracked event (its user's). */
+export const operationShard = (operation: { projectId: number; id: string }, shards: number) =>
+  intakeShard(operation.projectId, operation.id, shards);
+export const eventShard = (event: { projectId: number; userId: string }, shards: number) =>
+  intakeShard(event.projectId, event.userId, shards);
 
 /**
  * The job `write` queues, once it is in Redis and, where its queue's connection was made to wait
@@ -66,9 +107,12 @@ export function eventsQueue(connection: Redis, prefix: string): Queue<EventsJobD
  * micro-batchers, the ctl's import and replay) queues through here, so that what it answers for
  * survives a failover. Throws ReplicasBehind when they do not confirm in time.
  */
-export async function acknowledgedWrite<T>(queue: Pick<Queue, "opts">, write: Promise<T>): Promise<T> {
+export async function acknowledgedWrite<T>(
+  queue: Pick<Queue, "opts" | "qualifiedName">,
+  write: Promise<T>,
+): Promise<T> {
   const job = await write;
-  await replicasAcknowledged(queue.opts.connection);
+  await replicasAcknowledged(queue.opts.connection, queue.qualifiedName);
   return job;
 }
 
@@ -88,6 +132,39 @@ export function addEventBatch(
 ): Promise<Job<EventsJobData>> {
   return acknowledgedWrite(queue, queue.add(EVENTS_JOB, eventsJobData(events), options));
 }
+
+/**
+ * Items of many users, each queued on its user's shard of `queues`: one job a shard that has
+ * any, the shards written at once. The ctl's doors (import, replay) queue through here; the
+ * gateway has a micro-batcher a shard.
+ */
+async function addToShards<Item, Data>(
+  queues: Queue<Data>[],
+  items: Item[],
+  shardOf: (item: Item, shards: number) => number,
+  add: (queue: Queue<Data>, items: Item[]) => Promise<Job<Data>>,
+): Promise<void> {
+  const byShard = new Map<number, Item[]>();
+  for (const item of items) {
+    const shard = shardOf(item, queues.length);
+    const held = byShard.get(shard);
+    if (held === undefined) byShard.set(shard, [item]);
+    else held.push(item);
+  }
+  await Promise.all([...byShard].map(([shard, held]) => add(queues[shard]!, held)));
+}
+
+export const addProfileOperationsToShards = (
+  queues: Queue<ProfileOperationsJobData>[],
+  operations: ProfileOperation[],
+  options: BatchJobOptions = {},
+) => addToShards(queues, operations, operationShard, (queue, held) => addProfileOperationsBatch(queue, held, options));
+
+export const addEventsToShards = (
+  queues: Queue<EventsJobData>[],
+  events: TrackedEvent[],
+  options: BatchJobOptions = {},
+) => addToShards(queues, events, eventShard, (queue, held) => addEventBatch(queue, held, options));
 
 /** Backoff for the "capped-exponential" type: doubles from `baseDelay` at each try, up to `maxDelay`. */
 export function cappedExponentialBackoff(tries: number, baseDelay = 500, maxDelay = 60_000): number {

@@ -1,14 +1,39 @@
 import type { Config } from "@cm/config";
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
+import type { RedisConnection } from "./redis-nodes";
 import { acknowledgeWrites } from "./replica-acknowledgement";
 
-/** What a Redis connection is made from: the server, or the Sentinels that know its primary, and the replicas a job write must reach. */
-export type RedisSettings = Pick<Config, "redisUrl" | "redisSentinel" | "redisReplicasAck">;
+/**
+ * What a Redis connection is made from: the server, or the Sentinels that know its primary, or
+ * nodes of a Redis Cluster; and the replicas a job write must reach.
+ */
+export type RedisSettings = Pick<Config, "redisUrl" | "redisSentinel" | "redisCluster" | "redisReplicasAck">;
 
-/** Where a deployment's queues are: its Redis, and the prefix of their keys (QUEUE_PREFIX). */
+/** Where a deployment's queues are: its Redis, the prefix of their keys (QUEUE_PREFIX) and the intake's shards (INTAKE_QUEUE_SHARDS). */
 export interface QueuesAt {
   redis: RedisSettings;
   prefix: string;
+  shards: number;
+}
+
+/**
+ * A Redis Cluster's client: ioredis asks the nodes given for the others and the slots each
+ * serves, sends each command to the primary of its key's slot, and follows the cluster when it
+ * moves slots or promotes a replica (MOVED, a node lost). REDIS_URL gives every node's user,
+ * password and TLS (rediss:).
+ */
+function clusterConnection(settings: RedisSettings, nodes: ClusterNode[], given: RedisOptions): Cluster {
+  const url = new URL(settings.redisUrl);
+  const { enableOfflineQueue, ...redisOptions } = given;
+  return new Cluster(nodes, {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    redisOptions: {
+      ...redisOptions,
+      ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+      ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+      ...(url.protocol === "rediss:" ? { tls: {} } : {}),
+    },
+  });
 }
 
 /**
@@ -19,7 +44,8 @@ export interface QueuesAt {
  * ended it for good (status "end": every write 500 until a restart, in test/faults/redis-failover).
  * Without Sentinels, a managed service's failover moves its address (DNS) to the promoted replica.
  */
-function connection(settings: RedisSettings, given: RedisOptions): Redis {
+function connection(settings: RedisSettings, given: RedisOptions): RedisConnection {
+  if (settings.redisCluster !== undefined) return clusterConnection(settings, settings.redisCluster.nodes, given);
   const options: RedisOptions = {
     ...given,
     // A write that reaches a primary demoted meanwhile is refused (READONLY): reconnect, to the new one.
@@ -43,7 +69,7 @@ function connection(settings: RedisSettings, given: RedisOptions): Redis {
  * waiting in an offline queue; consumers (BullMQ workers) must retry forever instead. A
  * producer's job writes wait for the replicas REDIS_REPLICAS_ACK asks for (batch-queues.ts).
  */
-export function producerConnection(settings: RedisSettings): Redis {
+export function producerConnection(settings: RedisSettings): RedisConnection {
   const redis = connection(settings, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
@@ -54,6 +80,6 @@ export function producerConnection(settings: RedisSettings): Redis {
   return redis;
 }
 
-export function consumerConnection(settings: RedisSettings): Redis {
+export function consumerConnection(settings: RedisSettings): RedisConnection {
   return connection(settings, { maxRetriesPerRequest: null, connectTimeout: 5_000 });
 }

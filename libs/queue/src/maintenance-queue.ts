@@ -1,9 +1,9 @@
 import { Queue } from "bullmq";
-import type { Redis } from "ioredis";
-import { MAINTENANCE_QUEUE, RETENTION_JOB } from "./names";
+import { MAINTENANCE_QUEUE, RETENTION_JOB, queueName } from "./names";
+import { isCluster, type RedisConnection } from "./redis-nodes";
 
-export function maintenanceQueue(connection: Redis, prefix: string): Queue {
-  return new Queue(MAINTENANCE_QUEUE, {
+export function maintenanceQueue(connection: RedisConnection, prefix: string): Queue {
+  return new Queue(queueName(MAINTENANCE_QUEUE, isCluster(connection)), {
     connection,
     prefix,
     defaultJobOptions: { removeOnComplete: true, removeOnFail: { count: 100 } },

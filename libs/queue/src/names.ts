@@ -14,3 +14,16 @@ export const RETENTION_JOB = "retention";
 export const WEBHOOKS_QUEUE = "webhooks";
 export const WEBHOOK_DELIVERY_JOB = "deliver";
 export const WEBHOOK_POLL_JOB = "poll";
+
+/**
+ * The BullMQ name of the queue `base` (of shard `shard` of an intake queue). BullMQ's scripts use
+ * several keys of a queue at once, which a Redis Cluster allows only within one slot: on a
+ * cluster the name is a hash tag (`{identify}`), so that every key of the queue
+ * (`<prefix>:{identify}:wait`, …) is in the slot of its name. Each shard past the first has a
+ * tag of its own (`{identify-1}`), so that the shards are in different slots, on the nodes that
+ * serve them. Off a cluster the first shard keeps the name the previous release gives the queue.
+ */
+export function queueName(base: string, onCluster: boolean, shard = 0): string {
+  if (shard > 0) return `{${base}-${shard}}`;
+  return onCluster ? `{${base}}` : base;
+}

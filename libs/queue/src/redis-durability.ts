@@ -1,12 +1,19 @@
 import { NotReady } from "@cm/config";
 import type { Redis } from "ioredis";
+import { isCluster, primariesOf, type RedisConnection } from "./redis-nodes";
 
 /**
- * What in a Redis server's settings could lose an identify that was answered 200
- * (docs/operations-redis.md). Null when the server does not let us read them (CONFIG is
- * renamed or forbidden on some managed services): then nobody here can tell.
+ * What in the settings of the Redis servers that take writes could lose an identify that was
+ * answered 200 (docs/operations-redis.md): each problem once, whichever primaries of a cluster
+ * have it. Null when a server does not let us read them (CONFIG is renamed or forbidden on some
+ * managed services): then nobody here can tell.
  */
-export async function redisDurabilityProblems(redis: Redis): Promise<string[] | null> {
+export async function redisDurabilityProblems(connection: RedisConnection): Promise<string[] | null> {
+  const problems = await Promise.all((await primariesOf(connection)).map(serverDurabilityProblems));
+  return problems.includes(null) ? null : [...new Set(problems.flatMap((found) => found ?? []))];
+}
+
+async function serverDurabilityProblems(redis: Redis): Promise<string[] | null> {
   let settings: Record<string, string>;
   try {
     const pairs = (await redis.config("GET", "*")) as string[];
@@ -26,8 +33,12 @@ export async function redisDurabilityProblems(redis: Redis): Promise<string[] | 
   return problems;
 }
 
-/** Memory used as a share of maxmemory (0 when Redis has no limit). */
-export async function redisMemoryUse(redis: Redis): Promise<number> {
+/** Memory used as a share of maxmemory (0 when Redis has no limit): of the fullest primary, on a cluster. */
+export async function redisMemoryUse(connection: RedisConnection): Promise<number> {
+  return Math.max(0, ...(await Promise.all((await primariesOf(connection)).map(serverMemoryUse))));
+}
+
+async function serverMemoryUse(redis: Redis): Promise<number> {
   const info = await redis.info("memory");
   const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, "m").exec(info)?.[1] ?? 0);
   const limit = field("maxmemory");
@@ -50,7 +61,7 @@ export type RedisDurabilityMode = "require" | "warn";
  * warns otherwise (and when its settings cannot be read).
  */
 export async function checkRedisDurability(
-  redis: Redis,
+  redis: RedisConnection,
   mode: RedisDurabilityMode,
   warn: (message: string) => void,
 ): Promise<void> {
@@ -69,24 +80,48 @@ export async function checkRedisDurability(
   warn(message);
 }
 
-/** Replicas of the primary this connection reaches that are in sync with it (INFO replication). */
-export async function onlineReplicas(redis: Redis): Promise<number> {
-  const info = await redis.info("replication");
-  return info.match(/^slave\d+:.*state=online/gm)?.length ?? 0;
+/**
+ * Replicas of the primary this connection reaches that are in sync with it (INFO replication):
+ * on a cluster, of the primary that has the fewest, since each replicates its own slots' writes.
+ */
+export async function onlineReplicas(connection: RedisConnection): Promise<number> {
+  const counts = await Promise.all(
+    (await primariesOf(connection)).map(async (redis) => {
+      const info = await redis.info("replication");
+      return info.match(/^slave\d+:.*state=online/gm)?.length ?? 0;
+    }),
+  );
+  return counts.length === 0 ? 0 : Math.min(...counts);
 }
 
 /**
- * For readiness probes: Redis answers, has room (below 95% of maxmemory, so that traffic moves
+ * A Redis Cluster takes writes while its own state is ok (CLUSTER INFO, as the node asked sees
+ * it): with cluster-require-full-coverage yes (Redis's default), not once any slot has no primary.
+ */
+async function clusterState(connection: RedisConnection): Promise<string> {
+  if (!isCluster(connection)) return "ok";
+  const info = (await connection.cluster("INFO")) as string;
+  return /^cluster_state:(\w+)/m.exec(info)?.[1] ?? "unknown";
+}
+
+/**
+ * For readiness probes: Redis answers (a cluster's state is ok), has room (below 95% of maxmemory, so that traffic moves
  * elsewhere before writes fail), and, where durability is required, cannot lose jobs; where
  * writes wait for replicas (`replicasAck`), the primary has that many in sync, or every write
  * would wait for them in vain and be answered 503.
  */
-export async function checkRedisReady(redis: Redis, mode: RedisDurabilityMode, replicasAck = 0): Promise<void> {
-  const [memory, problems, replicas] = await Promise.all([
+export async function checkRedisReady(
+  redis: RedisConnection,
+  mode: RedisDurabilityMode,
+  replicasAck = 0,
+): Promise<void> {
+  const [state, memory, problems, replicas] = await Promise.all([
+    clusterState(redis),
     redisMemoryUse(redis),
     mode === "require" ? redisDurabilityProblems(redis) : Promise.resolve([]),
     replicasAck > 0 ? onlineReplicas(redis) : Promise.resolve(0),
   ]);
+  if (state !== "ok") throw new NotReady(`the Redis Cluster's state is ${state}`);
   if (memory >= REDIS_MEMORY_READY_LIMIT) throw new NotReady(`Redis is at ${Math.round(memory * 100)}% of maxmemory`);
   if (problems !== null && problems.length > 0) throw new NotReady("Redis may lose accepted identifies");
   if (replicas < replicasAck) {

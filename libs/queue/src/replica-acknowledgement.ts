@@ -1,4 +1,5 @@
 import type { Redis } from "ioredis";
+import { isCluster, primaryServing, type RedisConnection } from "./redis-nodes";
 
 /**
  * Fewer replicas than required confirmed a write in time. The write is on the primary and may
@@ -61,19 +62,49 @@ export class ReplicaAcknowledgement {
   }
 }
 
-/** The acknowledgement of each producer connection made to wait for replicas (producerConnection). */
-const ACKNOWLEDGEMENTS = new WeakMap<object, ReplicaAcknowledgement>();
+/**
+ * The acknowledgement that covers a write of `key` on each producer connection made to wait for
+ * replicas (producerConnection): the connection's own, or on a cluster that of the connection to
+ * the primary serving the key's slot (a WAIT counts the writes of the connection it is sent on,
+ * and each node replicates its own writes), undefined when the cluster knows of none.
+ */
+const ACKNOWLEDGEMENTS = new WeakMap<object, (key: string) => ReplicaAcknowledgement | undefined>();
 
 /** From now on, writes on this connection that ask (replicasAcknowledged) wait for that many replicas. */
-export function acknowledgeWrites(redis: Redis, replicas: number, timeoutMs: number): void {
-  if (replicas > 0) ACKNOWLEDGEMENTS.set(redis, new ReplicaAcknowledgement(redis, replicas, timeoutMs));
+export function acknowledgeWrites(connection: RedisConnection, replicas: number, timeoutMs: number): void {
+  if (replicas === 0) return;
+  if (!isCluster(connection)) {
+    const acknowledgement = new ReplicaAcknowledgement(connection, replicas, timeoutMs);
+    ACKNOWLEDGEMENTS.set(connection, () => acknowledgement);
+    return;
+  }
+  const byPrimary = new WeakMap<Redis, ReplicaAcknowledgement>();
+  ACKNOWLEDGEMENTS.set(connection, (key) => {
+    const primary = primaryServing(connection, key);
+    if (primary === undefined) return undefined;
+    let acknowledgement = byPrimary.get(primary);
+    if (acknowledgement === undefined) {
+      acknowledgement = new ReplicaAcknowledgement(primary, replicas, timeoutMs);
+      byPrimary.set(primary, acknowledgement);
+    }
+    return acknowledgement;
+  });
 }
 
 /**
- * After a job write: resolves once the writes of its connection are on the replicas that
- * connection was made to wait for (at once when none), throws ReplicasBehind when fewer confirm
- * in time. `connection`: the ioredis client the write went through (a queue's `opts.connection`).
+ * After a job write of `key` (any key of its queue): resolves once the writes of its connection
+ * are on the replicas that connection was made to wait for (at once when none), throws
+ * ReplicasBehind when fewer confirm in time. `connection`: the ioredis client the write went
+ * through (a queue's `opts.connection`).
  */
-export function replicasAcknowledged(connection: object): Promise<void> {
-  return ACKNOWLEDGEMENTS.get(connection)?.confirm() ?? Promise.resolve();
+export function replicasAcknowledged(connection: object, key: string): Promise<void> {
+  const acknowledgementOf = ACKNOWLEDGEMENTS.get(connection);
+  if (acknowledgementOf === undefined) return Promise.resolve();
+  const acknowledgement = acknowledgementOf(key);
+  if (acknowledgement === undefined) {
+    return Promise.reject(
+      new ReplicasBehind(`no Redis Cluster node is known to serve ${key}: the write is not confirmed`),
+    );
+  }
+  return acknowledgement.confirm();
 }

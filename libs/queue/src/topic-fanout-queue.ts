@@ -1,7 +1,7 @@
 import { Queue, type Job, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import { acknowledgedWrite, TRIED_UNTIL_APPLIED } from "./batch-queues";
-import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE } from "./names";
+import { TOPIC_FANOUT_JOB, TOPIC_FANOUT_QUEUE, queueName } from "./names";
+import { isCluster, type RedisConnection } from "./redis-nodes";
 
 /** Fan-out jobs name their kind and payload version too (see payloads.ts); those queued before read as this. */
 export const TOPIC_FANOUT_KIND = { kind: "topic-fanout", v: 1 } as const;
@@ -20,8 +20,8 @@ export interface TopicFanoutJobData {
 /** Tried until done, whatever the outage. */
 export const TOPIC_FANOUT_JOB_OPTIONS: JobsOptions = TRIED_UNTIL_APPLIED;
 
-export function topicFanoutQueue(connection: Redis, prefix: string): Queue<TopicFanoutJobData> {
-  return new Queue<TopicFanoutJobData>(TOPIC_FANOUT_QUEUE, {
+export function topicFanoutQueue(connection: RedisConnection, prefix: string): Queue<TopicFanoutJobData> {
+  return new Queue<TopicFanoutJobData>(queueName(TOPIC_FANOUT_QUEUE, isCluster(connection)), {
     connection,
     prefix,
     defaultJobOptions: TOPIC_FANOUT_JOB_OPTIONS,

@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import { RETRY_FOREVER } from "./batch-queues";
-import { WEBHOOK_DELIVERY_JOB, WEBHOOK_POLL_JOB, WEBHOOKS_QUEUE } from "./names";
+import { WEBHOOK_DELIVERY_JOB, WEBHOOK_POLL_JOB, WEBHOOKS_QUEUE, queueName } from "./names";
+import { isCluster, type RedisConnection } from "./redis-nodes";
 
 /** Webhook jobs name their kind and payload version, as every job does (payloads.ts). */
 export const WEBHOOK_DELIVERY_KIND = { kind: "webhook-delivery", v: 1 } as const;
@@ -31,8 +31,15 @@ export const WEBHOOK_JOB_OPTIONS: JobsOptions = {
   removeOnFail: true,
 };
 
-export function webhooksQueue(connection: Redis, prefix: string): Queue<WebhookDeliveryJobData | WebhookPollJobData> {
-  return new Queue(WEBHOOKS_QUEUE, { connection, prefix, defaultJobOptions: WEBHOOK_JOB_OPTIONS });
+export function webhooksQueue(
+  connection: RedisConnection,
+  prefix: string,
+): Queue<WebhookDeliveryJobData | WebhookPollJobData> {
+  return new Queue(queueName(WEBHOOKS_QUEUE, isCluster(connection)), {
+    connection,
+    prefix,
+    defaultJobOptions: WEBHOOK_JOB_OPTIONS,
+  });
 }
 
 export const webhookDeliveryJobId = (endpointId: string) => `webhook-${endpointId}`;

@@ -6,11 +6,11 @@ import { Readable } from "node:stream";
 import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
-  addEventBatch,
-  addProfileOperationsBatch,
-  eventsQueue,
+  addEventsToShards,
+  addProfileOperationsToShards,
+  eventsQueues,
   IMPORT_JOB_PRIORITY,
-  profileOperationsQueue,
+  profileOperationsQueues,
   producerConnection,
   type QueuesAt,
 } from "@cm/queue";
@@ -508,8 +508,8 @@ async function importSource(
 
   const connection = producerConnection(queuesAt.redis);
   const queues = {
-    identify: profileOperationsQueue(connection, queuesAt.prefix),
-    events: eventsQueue(connection, queuesAt.prefix),
+    identify: profileOperationsQueues(connection, queuesAt.prefix, queuesAt.shards),
+    events: eventsQueues(connection, queuesAt.prefix, queuesAt.shards),
   };
   const summary: ImportSummary = {
     imported: 0,
@@ -533,9 +533,9 @@ async function importSource(
     if (pending.last <= state.done) return;
     await Promise.all([
       pending.profile.length > 0
-        ? addProfileOperationsBatch(queues.identify, pending.profile, yieldToLiveTraffic)
+        ? addProfileOperationsToShards(queues.identify, pending.profile, yieldToLiveTraffic)
         : null,
-      pending.events.length > 0 ? addEventBatch(queues.events, pending.events, yieldToLiveTraffic) : null,
+      pending.events.length > 0 ? addEventsToShards(queues.events, pending.events, yieldToLiveTraffic) : null,
     ]);
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
     summary.profile_operations += pending.profile.length;
@@ -593,7 +593,7 @@ async function importSource(
     bar.stop();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    await Promise.all([queues.identify.close(), queues.events.close()]);
+    await Promise.all([...queues.identify, ...queues.events].map((queue) => queue.close()));
     connection.disconnect();
   }
   return summary;

@@ -8,11 +8,11 @@ import {
 } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
-  addEventBatch,
-  addProfileOperationsBatch,
-  eventsQueue,
+  addEventsToShards,
+  addProfileOperationsToShards,
+  eventsQueues,
   findInFailedJobs,
-  profileOperationsQueue,
+  profileOperationsQueues,
   producerConnection,
   type QueuesAt,
   removeFromFailedJobs,
@@ -83,28 +83,32 @@ function operationOf(letter: DeadLetter): unknown {
   }
 }
 
+/** Every shard of each batch queue. */
 interface HeldQueues {
-  identify: Queue<ProfileOperationsJobData>;
-  events: Queue<EventsJobData>;
+  identify: Queue<ProfileOperationsJobData>[];
+  events: Queue<EventsJobData>[];
 }
 
-async function withQueues<T>({ redis, prefix }: QueuesAt, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
+async function withQueues<T>({ redis, prefix, shards }: QueuesAt, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
   const connection = producerConnection(redis);
-  const queues = { identify: profileOperationsQueue(connection, prefix), events: eventsQueue(connection, prefix) };
+  const queues = {
+    identify: profileOperationsQueues(connection, prefix, shards),
+    events: eventsQueues(connection, prefix, shards),
+  };
   try {
     return await act(queues);
   } finally {
-    await Promise.all([queues.identify.close(), queues.events.close()]);
+    await Promise.all([...queues.identify, ...queues.events].map((queue) => queue.close()));
     connection.disconnect();
   }
 }
 
-/** Puts operations back on their queue, in jobs of a micro-batch's size. */
+/** Puts operations back on their queue, each on its user's shard, in jobs of a micro-batch's size at most. */
 async function requeue(queues: HeldQueues, queue: DeadLetterQueue, items: unknown[]): Promise<void> {
   for (let first = 0; first < items.length; first += REPLAY_BATCH) {
     const batch = items.slice(first, first + REPLAY_BATCH);
-    if (queue === "identify") await addProfileOperationsBatch(queues.identify, batch as ProfileOperation[]);
-    else await addEventBatch(queues.events, batch as TrackedEvent[]);
+    if (queue === "identify") await addProfileOperationsToShards(queues.identify, batch as ProfileOperation[]);
+    else await addEventsToShards(queues.events, batch as TrackedEvent[]);
   }
 }
 
@@ -150,10 +154,11 @@ async function takeHeld(sql: Sql, queuesAt: QueuesAt, filter: DeadLetterFilter, 
       );
     });
     for (const queue of queuesOf(filter)) {
-      const held = queues[queue] as Queue<BatchJobData>;
-      const pick = pickFailed(filter);
-      if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
-      outcome.failedJobItems += await removeFromFailedJobs(held, pick);
+      for (const held of queues[queue] as Queue<BatchJobData>[]) {
+        const pick = pickFailed(filter);
+        if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
+        outcome.failedJobItems += await removeFromFailedJobs(held, pick);
+      }
     }
     return outcome;
   });

@@ -1,5 +1,5 @@
 import { logThrottle } from "@cm/config";
-import type { Redis } from "ioredis";
+import type { RedisConnection } from "@cm/queue";
 import type { Logger } from "pino";
 
 /**
@@ -83,7 +83,7 @@ export class RateLimiter {
   private readonly logUnchecked = logThrottle(1);
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisConnection,
     private readonly keyPrefix: string,
     private readonly policy: RateLimitPolicy,
     private readonly logger: Logger,

@@ -53,12 +53,9 @@ export function adminQueues(deps: Queues & Dashboard): Koa.Middleware {
   board.setBasePath(ADMIN_QUEUES_PATH);
   const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };
   createBullBoard({
-    queues: [
-      new BullMQAdapter(deps.profileOperationsQueue, options),
-      new BullMQAdapter(deps.eventsQueue, options),
-      new BullMQAdapter(deps.topicFanoutQueue, options),
-      new BullMQAdapter(deps.webhooksQueue, options),
-    ],
+    queues: [...deps.profileOperationsQueues, ...deps.eventsQueues, deps.topicFanoutQueue, deps.webhooksQueue].map(
+      (queue) => new BullMQAdapter(queue, options),
+    ),
     serverAdapter: board,
   });
 

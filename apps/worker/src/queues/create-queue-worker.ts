@@ -1,7 +1,12 @@
 import { logThrottle, type Config } from "@cm/config";
-import { batchItems, cappedExponentialBackoff, completedJobSummary, type BatchJobData } from "@cm/queue";
+import {
+  batchItems,
+  cappedExponentialBackoff,
+  completedJobSummary,
+  type BatchJobData,
+  type RedisConnection,
+} from "@cm/queue";
 import { Worker, type Processor } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { WorkerMetrics } from "../metrics";
 import { pauseWhileRedisIsFull } from "../redis-full-backoff";
@@ -52,7 +57,7 @@ export interface QueueWorkers {
  * A job whose try fails is tried again until it is applied (retryUntilApplied).
  */
 export function queueWorkers(
-  connection: Redis,
+  connection: RedisConnection,
   config: Config,
   logger: Logger,
   metrics: Pick<WorkerMetrics, "jobRetries" | "jobsWaitingOnRetry">,

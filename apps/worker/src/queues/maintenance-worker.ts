@@ -1,16 +1,15 @@
 import { logThrottle, type Config } from "@cm/config";
 import type { Sql } from "@cm/db";
 import {
-  eventsQueue,
-  profileOperationsQueue,
-  MAINTENANCE_QUEUE,
+  eventsQueues,
   maintenanceQueue,
+  profileOperationsQueues,
   RETENTION_KIND,
   scheduleRetention,
   topicFanoutQueue,
+  type RedisConnection,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { applyRetention, type RetentionOutcome } from "@cm/app";
 import type { CreateQueueWorker } from "./create-queue-worker";
@@ -30,15 +29,15 @@ const DECLARE_RETRY_MS = 60_000;
 export async function maintenanceWorker(
   createQueueWorker: CreateQueueWorker,
   config: Config,
-  connection: Redis,
+  connection: RedisConnection,
   sql: Sql,
   logger: Logger,
   onLeftAlone: (kind: unknown, v: unknown) => void,
 ): Promise<MaintenanceWorker> {
   const schedule = maintenanceQueue(connection, config.queuePrefix);
   const cleaned: Queue[] = [
-    profileOperationsQueue(connection, config.queuePrefix),
-    eventsQueue(connection, config.queuePrefix),
+    ...profileOperationsQueues(connection, config.queuePrefix, config.intakeQueueShards),
+    ...eventsQueues(connection, config.queuePrefix, config.intakeQueueShards),
     topicFanoutQueue(connection, config.queuePrefix),
   ];
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
@@ -75,7 +74,7 @@ export async function maintenanceWorker(
     return outcome;
   };
   const worker = createQueueWorker(
-    MAINTENANCE_QUEUE,
+    schedule.name,
     forKnownKind([RETENTION_KIND], true, applyRetentionJob, onLeftAlone),
     {
       concurrency: 1,

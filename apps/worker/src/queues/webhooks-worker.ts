@@ -4,14 +4,13 @@ import {
   WEBHOOK_DELIVERY_KIND,
   WEBHOOK_POLL_JOB,
   WEBHOOK_POLL_KIND,
-  WEBHOOKS_QUEUE,
   scheduleWebhookPoll,
   webhooksQueue,
   type WebhookDeliveryJobData,
+  type RedisConnection,
   type WebhookPollJobData,
 } from "@cm/queue";
 import type { Job, Worker } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { deliverToWebhook, queueWebhookDeliveries, type WebhookDelivery } from "@cm/app";
 import type { WorkerMetrics } from "../metrics";
@@ -35,7 +34,7 @@ const DECLARE_RETRY_MS = 60_000;
 export async function webhooksWorker(
   createQueueWorker: CreateQueueWorker,
   config: Config,
-  connection: Redis,
+  connection: RedisConnection,
   logger: Logger,
   metrics: WorkerMetrics,
   onLeftAlone: (kind: unknown, v: unknown) => void,
@@ -100,7 +99,7 @@ export async function webhooksWorker(
     onLeftAlone,
   );
   const worker: Worker<WebhookDeliveryJobData | WebhookPollJobData> = createQueueWorker(
-    WEBHOOKS_QUEUE,
+    queue.name,
     (job, token) =>
       job.name === WEBHOOK_POLL_JOB
         ? poll(job as Job<WebhookPollJobData>, token)

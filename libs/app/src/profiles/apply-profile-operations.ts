@@ -17,9 +17,9 @@ import { keyedForStorage, type ProfileKeys } from "./profile-keys";
 /** Where a profile's data is kept, and so where an erasure must reach. */
 export interface ProfileStores {
   sql: Sql;
-  /** Their failed jobs hold the operations and events they could not apply. */
-  profileOperationsQueue: Queue<ProfileOperationsJobData>;
-  eventsQueue: Queue<EventsJobData>;
+  /** Their failed jobs hold the operations and events they could not apply: every shard of each (INTAKE_QUEUE_SHARDS). */
+  profileOperationsQueues: Queue<ProfileOperationsJobData>[];
+  eventsQueues: Queue<EventsJobData>[];
   /** Profiles are stored under keyed hashes of their ids. */
   profileKeys: ProfileKeys;
 }

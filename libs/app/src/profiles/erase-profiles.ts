@@ -39,20 +39,21 @@ function isEventErasedBy(event: UnkeyedEvent, erasure: Erasure, keyOf: ProfileKe
 /** The erased profiles' operations and events leave the failed jobs kept in Redis, where they are queued as sent. */
 export async function eraseFromFailedJobs(
   stores: {
-    profileOperationsQueue: Queue<ProfileOperationsJobData>;
-    eventsQueue: Queue<EventsJobData>;
+    profileOperationsQueues: Queue<ProfileOperationsJobData>[];
+    eventsQueues: Queue<EventsJobData>[];
     profileKeys: ProfileKeys;
   },
   erasures: readonly Erasure[],
 ): Promise<void> {
   if (erasures.length === 0) return;
   const keyOf = await stores.profileKeys(erasures.map((erasure) => erasure.projectId));
-  await removeFromFailedJobs(stores.profileOperationsQueue, (operation) =>
-    erasures.some((erasure) => isErasedBy(operation, erasure, keyOf)),
-  );
-  await removeFromFailedJobs(stores.eventsQueue, (event) =>
-    erasures.some((erasure) => isEventErasedBy(event, erasure, keyOf)),
-  );
+  // Every shard: an erasure reaches the profiles linked to its user, whose ids may be queued in others.
+  for (const queue of stores.profileOperationsQueues) {
+    await removeFromFailedJobs(queue, (operation) => erasures.some((erasure) => isErasedBy(operation, erasure, keyOf)));
+  }
+  for (const queue of stores.eventsQueues) {
+    await removeFromFailedJobs(queue, (event) => erasures.some((erasure) => isEventErasedBy(event, erasure, keyOf)));
+  }
 }
 
 /** The erased profiles' stored events go; those still queued are dropped when a worker stores them. */
