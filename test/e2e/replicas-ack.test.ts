@@ -1,4 +1,7 @@
+import { acknowledgeWrites, ReplicasBehind } from "@cm/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IdempotentReplies } from "../../apps/gateway/src/idempotent-replies";
+import { testRedis } from "../support/redis";
 import { createTestStack, type TestStack } from "../support/services";
 
 // A gateway that waits for a replica (REDIS_REPLICAS_ACK=1) in front of the shared test Redis,
@@ -39,5 +42,24 @@ describe("REDIS_REPLICAS_ACK on a Redis without replicas", () => {
     const response = await fetch(`${base}/readyz`);
     expect(response.status).toBe(503);
     expect((await response.json()).redis).toMatch(/0 replicas in sync, of the 1 REDIS_REPLICAS_ACK requires/);
+  });
+
+  it("waits for the replicas before a batch's answer kept for its Idempotency-Key is relied on", async () => {
+    const redis = testRedis();
+    acknowledgeWrites(redis, 1, 20);
+    const replies = new IdempotentReplies(redis, stack.config.queuePrefix, 10);
+    try {
+      const claim = await replies.claim(stack.project.id, "unconfirmed-answer", "{}", "json");
+      if (claim.state !== "claimed") throw new Error(`claimed: ${claim.state}`);
+      const reply = { status: 200, message: "Success.", results: [] };
+      await expect(claim.settle(reply)).rejects.toBeInstanceOf(ReplicasBehind);
+      // Kept on the primary all the same: a retry that reaches it is answered.
+      expect(await replies.claim(stack.project.id, "unconfirmed-answer", "{}", "json")).toEqual({
+        state: "answered",
+        reply,
+      });
+    } finally {
+      redis.disconnect();
+    }
   });
 });

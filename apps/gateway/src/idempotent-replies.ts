@@ -1,6 +1,6 @@
 import { hash, randomUUID } from "node:crypto";
 import type { BatchReply, IdentifyReply } from "@cm/domain";
-import { isCluster, type RedisConnection } from "@cm/queue";
+import { isCluster, replicasAcknowledged, type RedisConnection } from "@cm/queue";
 
 /** How long a batch's answer is kept for a retry with its Idempotency-Key. */
 export const IDEMPOTENT_REPLY_TTL_MS = 7 * 24 * 3_600_000;
@@ -136,6 +136,9 @@ export class IdempotentReplies {
         settle: async (reply) => {
           const answer = reply === null ? "" : JSON.stringify(held(sent, reply));
           await this.redis.eval(SETTLE, 1, redisKey, mine, answer, IDEMPOTENT_REPLY_TTL_MS);
+          // An answer kept on the primary alone is lost in a failover, and a retry of a batch
+          // whose 200 never reached its client would then queue it again.
+          if (reply !== null) await replicasAcknowledged(this.redis, redisKey);
         },
       };
     }
