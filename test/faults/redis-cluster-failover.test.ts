@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { consumerConnection, eventsQueues, profileOperationsQueues, type RedisConnection } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { afterEach, describe, expect, it } from "vitest";
-import { finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
+import { failoverSummary, finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
@@ -82,11 +82,7 @@ describe("a Redis Cluster primary killed and its replica promoted, under load", 
     await victim.start();
     const outcome = await finishAfterPromotion(load, running, sent, queues, stack);
 
-    console.log(
-      `cluster failover with REDIS_REPLICAS_ACK=1: ${outcome.acknowledged} operations answered 200, ` +
-        `${outcome.lost.length} lost, ${outcome.twice.length} applied twice; answers ${JSON.stringify(sent.statuses)}; ` +
-        `replica promoted ${promotedAfterMs} ms after the kill`,
-    );
+    console.log(failoverSummary("cluster failover with REDIS_REPLICAS_ACK=1", outcome, sent, promotedAfterMs));
     expect(outcome.lost).toEqual([]);
     expect(outcome.twice).toEqual([]);
     // 500: sent while the shard's node was gone (or the cluster down); 503: no replica confirmed in time.

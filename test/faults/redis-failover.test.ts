@@ -3,7 +3,7 @@ import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { startReplicatedRedis, type ReplicatedRedis } from "../support/private-sentinels";
-import { finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
+import { failoverSummary, finishAfterPromotion, sendLoad, type Load } from "../support/failover-load";
 import { createTestStack, type TestStack } from "../support/services";
 import { waitFor } from "../support/wait";
 
@@ -81,11 +81,7 @@ async function failover(label: string, replicas: number) {
 describe("Redis primary killed and a replica promoted by Sentinel, under load", () => {
   it("with REDIS_REPLICAS_ACK=1, applies every operation answered 200, none twice", { timeout: 180_000 }, async () => {
     const outcome = await failover("redis_failover_ack", 1);
-    console.log(
-      `failover with REDIS_REPLICAS_ACK=1: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
-        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
-        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
-    );
+    console.log(failoverSummary("failover with REDIS_REPLICAS_ACK=1", outcome, outcome.load, outcome.promotedAfterMs));
     expect(outcome.lost).toEqual([]);
     expect(outcome.twice).toEqual([]);
     // 500: sent while no primary answered; 503: sent while the replica lagged, or had not come back.
@@ -96,11 +92,7 @@ describe("Redis primary killed and a replica promoted by Sentinel, under load", 
 
   it("without it, loses the operations answered 200 while the replica lagged", { timeout: 180_000 }, async () => {
     const outcome = await failover("redis_failover_no_ack", 0);
-    console.log(
-      `failover with REDIS_REPLICAS_ACK=0: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
-        `${outcome.twice.length} applied twice; answers ${JSON.stringify(outcome.load.statuses)}; ` +
-        `replica promoted ${outcome.promotedAfterMs} ms after the kill`,
-    );
+    console.log(failoverSummary("failover with REDIS_REPLICAS_ACK=0", outcome, outcome.load, outcome.promotedAfterMs));
     expect(outcome.lost.length).toBeGreaterThan(0);
   });
 });

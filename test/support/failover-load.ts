@@ -80,6 +80,20 @@ export async function tally(sql: Sql, projectId: number, load: Load) {
   };
 }
 
+/** The line a failover test prints: what its load was answered, and what of it was lost or applied twice. */
+export function failoverSummary(
+  label: string,
+  outcome: Awaited<ReturnType<typeof tally>>,
+  sent: Load,
+  promotedAfterMs: number,
+): string {
+  return (
+    `${label}: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
+    `${outcome.twice.length} applied twice; answers ${JSON.stringify(sent.statuses)}; ` +
+    `replica promoted ${promotedAfterMs} ms after the kill`
+  );
+}
+
 /**
  * Once the new primary is promoted (and the old one restarted as its replica): waits for 20
  * operations answered 200 by it, stops the load, lets the worker apply what the paused `queues`

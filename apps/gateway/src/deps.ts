@@ -67,6 +67,14 @@ export interface Queues {
   webhooksQueue: Queue<WebhookDeliveryJobData | WebhookPollJobData>;
 }
 
+/** Each queue of `queues`, every shard apart: what the metrics and the dashboard show and shutdown closes. */
+export const everyQueue = (queues: Queues): Queue[] => [
+  ...queues.profileOperationsQueues,
+  ...queues.eventsQueues,
+  queues.topicFanoutQueue,
+  queues.webhooksQueue,
+];
+
 export interface Observability {
   logger: Logger;
   metrics: GatewayMetrics;

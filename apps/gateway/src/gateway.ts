@@ -25,7 +25,7 @@ import { ChangeWaits } from "./change-waits";
 import { answerClientError } from "./client-error";
 import { IdempotentReplies } from "./idempotent-replies";
 import { RateLimiter } from "./rate-limit/rate-limiter";
-import type { GatewayDeps } from "./deps";
+import { everyQueue, type GatewayDeps, type Queues } from "./deps";
 import { MicroBatcher, ShardedBatcher } from "./micro-batcher";
 import { PoolShares } from "./pool-shares";
 import { createGatewayMetrics } from "./metrics";
@@ -93,15 +93,16 @@ export function gatewayDeps(
   sql: Sql,
   credentialSql: Sql = sql,
 ): GatewayDeps {
-  const operationQueues = profileOperationsQueues(jobs, config.queuePrefix, config.intakeQueueShards);
-  const trackQueues = eventsQueues(jobs, config.queuePrefix, config.intakeQueueShards);
-  const fanoutQueue = topicFanoutQueue(jobs, config.queuePrefix);
-  const hooksQueue = webhooksQueue(redis, config.queuePrefix);
-  const queues = [...operationQueues, ...trackQueues, fanoutQueue, hooksQueue];
-  for (const queue of queues)
+  const queues: Queues = {
+    profileOperationsQueues: profileOperationsQueues(jobs, config.queuePrefix, config.intakeQueueShards),
+    eventsQueues: eventsQueues(jobs, config.queuePrefix, config.intakeQueueShards),
+    topicFanoutQueue: topicFanoutQueue(jobs, config.queuePrefix),
+    webhooksQueue: webhooksQueue(redis, config.queuePrefix),
+  };
+  for (const queue of everyQueue(queues))
     queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
-  const metrics = createGatewayMetrics(queues);
+  const metrics = createGatewayMetrics(everyQueue(queues));
   /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
   const shardedBatcher = <Item, Data>(
     shards: Queue<Data>[],
@@ -128,10 +129,7 @@ export function gatewayDeps(
     sql,
     poolShares: new PoolShares(PROJECT_POOL_SHARE),
     redis,
-    profileOperationsQueues: operationQueues,
-    eventsQueues: trackQueues,
-    topicFanoutQueue: fanoutQueue,
-    webhooksQueue: hooksQueue,
+    ...queues,
     credentials: new CredentialCache((token) => findCredential(credentialSql, token), {
       lookupsPerSecond: config.unknownTokenLookupsPerSecond,
     }),
@@ -142,14 +140,14 @@ export function gatewayDeps(
       logger,
     ),
     profileOperationBatcher: shardedBatcher(
-      operationQueues,
+      queues.profileOperationsQueues,
       addProfileOperationsBatch,
       config.profileOperationsBatch,
       (size) => metrics.profileOperationsBatchSize.observe(size),
       operationShard,
     ),
     eventBatcher: shardedBatcher(
-      trackQueues,
+      queues.eventsQueues,
       addEventBatch,
       config.eventsBatch,
       (size) => metrics.eventBatchSize.observe(size),
@@ -236,11 +234,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await closed;
       clearInterval(idleSweep);
       await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
-      await Promise.all(
-        [...deps.profileOperationsQueues, ...deps.eventsQueues, deps.topicFanoutQueue, deps.webhooksQueue].map(
-          (queue) => queue.close(),
-        ),
-      );
+      await Promise.all(everyQueue(deps).map((queue) => queue.close()));
       disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);
     })();

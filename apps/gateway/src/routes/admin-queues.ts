@@ -3,7 +3,7 @@ import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
 import { KoaAdapter } from "@bull-board/koa";
 import type Koa from "koa";
-import type { Dashboard, Queues } from "../deps";
+import { everyQueue, type Dashboard, type Queues } from "../deps";
 import { ApiError } from "../errors/api-error";
 
 export const ADMIN_QUEUES_PATH = "/admin/queues";
@@ -53,9 +53,7 @@ export function adminQueues(deps: Queues & Dashboard): Koa.Middleware {
   board.setBasePath(ADMIN_QUEUES_PATH);
   const options = { readOnlyMode: !deps.adminQueuesWritable, allowRetries: deps.adminQueuesWritable };
   createBullBoard({
-    queues: [...deps.profileOperationsQueues, ...deps.eventsQueues, deps.topicFanoutQueue, deps.webhooksQueue].map(
-      (queue) => new BullMQAdapter(queue, options),
-    ),
+    queues: everyQueue(deps).map((queue) => new BullMQAdapter(queue, options)),
     serverAdapter: board,
   });
 
