@@ -1,82 +1,27 @@
--- The change feed's capture (migration 022, docs/changes.md): triggers that write one row of
--- `changes` per change, in the transaction that applies it.
+-- The change feed's capture (migrations 022 and 025, docs/changes.md): triggers that write, in the
+-- transaction that applies it, a row of `changes` for each profile row written and each event stored.
 
--- A stamped value as the feed shows it: its value when a reader of the profile sees it (stamped at
--- or after the profile's creation `since`, libs/domain visiblePart), JSON null for a cleared one;
--- SQL null when it is not seen (not stamped since, or no profile: `since` null).
-CREATE OR REPLACE FUNCTION change_visible(stamped jsonb, since bigint) RETURNS jsonb
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-  SELECT CASE WHEN (stamped ->> 't')::bigint >= since THEN coalesce(stamped -> 'v', 'null') END
-$$;
-
--- The entries of the map `map` of w (profile_changes_statement) whose seen value differs between
--- the old row and the new, as the feed shows them, as one object, or null when none does (a key
--- cleared that was not seen is no change): the tags' and topic choices' changes, rare, are built
--- from it. A scalar subquery behind a CASE: a map the write left as it was, or an empty one (most
--- identifies carry no tags or topic choices), is not read at all, where a lateral subquery set up
--- its scan for every row and map.
-CREATE OR REPLACE FUNCTION change_map_diff(map text) RETURNS text
+-- A profile row as a change stores it (migration 025): `alias`'s columns as the type profile_image;
+-- with `whole` false only its id and the stamps of its life, none of the user's data.
+CREATE OR REPLACE FUNCTION profile_image_of(alias text, whole boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
-  SELECT format($q$
-    CASE WHEN w.%1$I <> '{}' AND (w.%1$I IS DISTINCT FROM w.%2$I OR w.new_since IS DISTINCT FROM w.old_since)
-    THEN (SELECT jsonb_object_agg(e.key, change_visible(e.value, w.new_since))
-            FROM jsonb_each(w.%1$I) AS e
-           WHERE change_visible(e.value, w.new_since) IS NOT NULL
-             AND change_visible(e.value, w.new_since)
-                 IS DISTINCT FROM coalesce(change_visible(w.%2$I -> e.key, w.old_since), 'null')) END
-  $q$, map, 'old_' || map)
+  SELECT CASE WHEN whole
+    THEN format('ROW(%1$s.external_id, %1$s.created_t, %1$s.last_created_t, %1$s.deleted_t, %1$s.email, %1$s.phone_number,
+                     %1$s.unsubscribed, %1$s.data, %1$s.channels, %1$s.tags, %1$s.topic_choices, %1$s.topic_defaults)::profile_image', alias)
+    ELSE format('ROW(%1$s.external_id, %1$s.created_t, %1$s.last_created_t, %1$s.deleted_t,
+                     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)::profile_image', alias) END
 $$;
 
--- The entries of the map `map` of w (profile_changes_statement) that a profile's change holds,
--- still stamped (libs/domain feedChange shows them as the feed does), or null when none. A new
--- profile's change (no old_since) holds the whole map: the reading keeps the entries seen (stamped
--- at or after the profile's creation) and not cleared. A changed profile's holds the entries whose
--- seen value differs from the row's before (a key cleared that was not seen is no change): the
--- map without the keys that are no change, found key by key with jsonb_object_keys and `->`. A
--- jsonb_each and a jsonb_object_agg per row and map building the values as the feed shows them
--- cost about three times as much (bench/README.md, "Change feed"). A map the write left as it was,
--- or an empty one, is not read at all.
-CREATE OR REPLACE FUNCTION change_map_entries(map text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT format($q$
-    CASE WHEN w.%1$I = '{}' THEN NULL
-         WHEN w.old_since IS NULL THEN w.%1$I
-         WHEN w.%1$I IS DISTINCT FROM w.%2$I OR w.new_since IS DISTINCT FROM w.old_since
-         THEN nullif(w.%1$I - ARRAY(
-                SELECT k FROM jsonb_object_keys(w.%1$I) AS k
-                 WHERE CASE WHEN ((w.%1$I -> k -> 't')::bigint >= w.new_since) IS NOT TRUE THEN true
-                            WHEN (w.%2$I -> k -> 't')::bigint >= w.old_since
-                            THEN coalesce(w.%1$I -> k -> 'v', 'null') = coalesce(w.%2$I -> k -> 'v', 'null')
-                            ELSE coalesce(w.%1$I -> k -> 'v', 'null') = 'null' END),
-                     '{}') END
-  $q$, map, 'old_' || map)
-$$;
-
--- The register `register` of w as a profile change holds it, still stamped, when its seen value
--- differs from the row's before; null when it does not.
-CREATE OR REPLACE FUNCTION change_register_entry(register text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT format($q$
-    CASE WHEN change_visible(w.%1$I, w.new_since) IS NOT NULL
-          AND change_visible(w.%1$I, w.new_since) IS DISTINCT FROM change_visible(w.%2$I, w.old_since)
-         THEN w.%1$I END
-  $q$, register, 'old_' || register)
-$$;
-
--- What a statement's writes of profile rows changed, as the feed's changes: `old_rows` the rows
--- before (none for new rows: "new_rows WHERE false"), `new_rows` after, the triggers' transition
--- tables. Set-based, once per statement: a SQL function called per row cost 180 µs a row, since
--- Postgres starts its plan at each call. A row is a profile, and its values are seen, from its
--- creation (created_t) while it has one since its last erasure (the rule of libs/db/src/events.ts
--- and libs/domain profileExists); an erasure by the write leaves nothing seen of the row before
--- it (and profile_changes_statements removes every earlier change of the row's key: nothing the
--- feed serves holds the user's data from before it, docs/changes.md, "Erasure"). A row's changes
--- are numbered in the order of `ord`. A map the write leaves as it was (most identifies carry no
--- tags or topic choices) is not read: its subquery's condition holds only the row's columns, which
--- Postgres checks first. A profile's change (profile.created, profile.changed) is stored as the
--- profile's creation stamp `since` and the fields that changed, still stamped, null when they did
--- not: one jsonb built, where building it as the feed shows it took a jsonb built and copied again
--- for each field.
+-- What a statement's writes of profile rows changed, as the feed's changes store them (migration
+-- 025): a row of type profile.written for each profile row the write changed, holding the row
+-- before (null for a new row) and after, the feed's changes worked out from the two when read
+-- (libs/domain profileWriteChanges). `old_rows` the rows before (none for new rows: "new_rows
+-- WHERE false"), `new_rows` after, the triggers' transition tables. Set-based, once per
+-- statement. Left out: a row whose every column read is as it was (a write of values already
+-- held), and a row that is no profile and was not erased (it makes no change of the feed). An
+-- erasure's row before holds only the user's id and the stamps (nothing the feed serves holds
+-- the user's data from before it, docs/changes.md, "Erasure": profile_changes_statements removes
+-- every earlier change of the row's key).
 --
 -- On Citus (`on_citus`) the statement runs on a shard, and Citus cannot plan a statement that
 -- reads a transition table and writes a distributed one ("could not find named tuplestore"): it
@@ -86,77 +31,29 @@ DROP FUNCTION IF EXISTS profile_changes_statement(text);
 CREATE OR REPLACE FUNCTION profile_changes_statement(old_rows text, on_citus boolean) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
   SELECT format($q$
-  WITH w AS MATERIALIZED (
-    SELECT n.project_id, n.key, n.change_xid, n.external_id AS user_id, o.external_id AS old_id,
-           o.deleted_t IS DISTINCT FROM n.deleted_t AS erased,
-           CASE WHEN o.created_t IS NOT NULL AND (o.last_created_t IS NOT NULL OR o.deleted_t IS NULL)
-                 AND o.deleted_t IS NOT DISTINCT FROM n.deleted_t THEN o.created_t END AS old_since,
-           CASE WHEN n.created_t IS NOT NULL AND (n.last_created_t IS NOT NULL OR n.deleted_t IS NULL)
-                THEN n.created_t END AS new_since,
-           o.email AS old_email, n.email, o.phone_number AS old_phone_number, n.phone_number,
-           o.data AS old_data, n.data, o.channels AS old_channels, n.channels, o.tags AS old_tags, n.tags,
-           o.unsubscribed AS old_unsubscribed, n.unsubscribed, o.topic_choices AS old_topic_choices,
-           n.topic_choices, o.topic_defaults AS old_topic_defaults, n.topic_defaults
+  WITH written AS (
+    SELECT n.project_id, n.key, n.change_xid,
+           CASE WHEN o.key IS NULL THEN NULL WHEN o.deleted_t IS DISTINCT FROM n.deleted_t THEN %2$s ELSE %3$s END AS before,
+           %4$s AS after
       FROM new_rows AS n FULL JOIN (SELECT * FROM %1$s) AS o ON o.project_id = n.project_id AND o.key = n.key
-     -- a row whose every column read here is as it was makes no change (a write of values already held)
-     WHERE o.key IS NULL
-        OR (o.external_id, o.created_t, o.last_created_t, o.deleted_t, o.email, o.phone_number, o.unsubscribed,
-            o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
-           IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
-                             n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults)
-  ), seen AS (
-    SELECT w.project_id, w.key, w.change_xid, w.user_id, w.old_since, w.new_since,
-           %6$s AS email, %7$s AS phone_number, %2$s AS data, %3$s AS channels, %4$s AS tags, w.old_tags,
-           change_visible(w.unsubscribed, w.new_since) AS unsubscribed,
-           change_visible(w.old_unsubscribed, w.old_since) AS old_unsubscribed,
-           %5$s AS topic_choices, w.topic_defaults, w.old_topic_defaults, w.topic_choices AS stamped_choices
-      FROM w
-     WHERE w.new_since IS NOT NULL
-  ), found AS (
-    SELECT project_id, key, change_xid, 0 AS ord, 'user.erased' AS type, old_id AS user_id, '{}'::jsonb AS change
-      FROM w WHERE erased AND old_id IS NOT NULL
-    UNION ALL
-    SELECT project_id, key, change_xid, 1, CASE WHEN old_since IS NULL THEN 'profile.created' ELSE 'profile.changed' END,
-           user_id, jsonb_build_object('since', new_since, 'email', email, 'phone_number', phone_number,
-                                       'data', data, 'channels', channels)
-      FROM seen
-     WHERE old_since IS NULL OR email IS NOT NULL OR phone_number IS NOT NULL OR data IS NOT NULL OR channels IS NOT NULL
-    UNION ALL
-    SELECT s.project_id, s.key, s.change_xid, 2, 'tags.changed', s.user_id,
-           jsonb_build_object('added', coalesce(jsonb_agg(d.key ORDER BY d.key) FILTER (WHERE d.value = 'true'), '[]'),
-                              'removed', coalesce(jsonb_agg(d.key ORDER BY d.key) FILTER (WHERE d.value = 'false'), '[]'))
-      FROM seen AS s, jsonb_each(s.tags) AS d
-     -- a tag removed that was not on is no change
-     WHERE s.tags IS NOT NULL AND (d.value = 'true' OR change_visible(s.old_tags -> d.key, s.old_since) = 'true')
-     GROUP BY s.project_id, s.key, s.change_xid, s.user_id
-    UNION ALL
-    SELECT project_id, key, change_xid, 3, CASE WHEN unsubscribed = 'true' THEN 'unsubscribed' ELSE 'resubscribed' END,
-           user_id, '{}'::jsonb
-      FROM seen
-     WHERE coalesce(unsubscribed, 'false') IS DISTINCT FROM coalesce(old_unsubscribed, 'false')
-    UNION ALL
-    -- Explicit choices, then the defaults a topic's default fan-out gives profiles without one.
-    SELECT s.project_id, s.key, s.change_xid, 4, 'topic.choice_changed', s.user_id,
-           jsonb_build_object('topic_id', c.key::bigint, 'status', c.value, 'source', 'explicit')
-      FROM seen AS s, jsonb_each(s.topic_choices) AS c
-     WHERE s.topic_choices IS NOT NULL
-    UNION ALL
-    SELECT s.project_id, s.key, s.change_xid, 4, 'topic.choice_changed', s.user_id,
-           jsonb_build_object('topic_id', d.key::bigint, 'status', d.value, 'source', 'default')
-      FROM seen AS s, jsonb_each(s.topic_defaults) AS d
-     WHERE s.topic_defaults IS DISTINCT FROM s.old_topic_defaults AND s.old_since IS NOT NULL
-       AND d.value IS DISTINCT FROM s.old_topic_defaults -> d.key
-       AND change_visible(s.stamped_choices -> d.key, s.new_since) IS NULL
+     WHERE (n.created_t IS NOT NULL OR o.deleted_t IS DISTINCT FROM n.deleted_t)
+       AND (o.key IS NULL
+            OR (o.external_id, o.created_t, o.last_created_t, o.deleted_t, o.email, o.phone_number, o.unsubscribed,
+                o.data, o.channels, o.tags, o.topic_choices, o.topic_defaults)
+               IS DISTINCT FROM (n.external_id, n.created_t, n.last_created_t, n.deleted_t, n.email, n.phone_number,
+                                 n.unsubscribed, n.data, n.channels, n.tags, n.topic_choices, n.topic_defaults))
   )
-  %8$s
-  $q$, old_rows, change_map_entries('data'), change_map_entries('channels'), change_map_diff('tags'),
-       change_map_diff('topic_choices'), change_register_entry('email'), change_register_entry('phone_number'),
+  %5$s
+  $q$, old_rows, profile_image_of('o', false), profile_image_of('o', true), profile_image_of('n', true),
        CASE WHEN on_citus THEN $c$
-  SELECT coalesce(jsonb_agg(to_jsonb(f) ORDER BY project_id, key, ord), '[]') INTO made FROM found AS f
+  SELECT coalesce(jsonb_agg(jsonb_build_object('project_id', project_id, 'key', key, 'change_xid', change_xid,
+                                               'type', 'profile.written', 'before', before, 'after', after)
+                            ORDER BY project_id, key), '[]')
+    INTO made FROM written
   $c$ ELSE $i$
-  INSERT INTO changes (project_id, pos_xid, seq, user_key, type, user_id, change)
-  SELECT project_id, change_xid, nextval('change_seq'), key, type, user_id, change
-    FROM (SELECT * FROM found ORDER BY project_id, key, ord) AS ordered
+  INSERT INTO changes (project_id, pos_xid, seq, user_key, type, before, after)
+  SELECT project_id, change_xid, nextval('change_seq'), key, 'profile.written', before, after
+    FROM (SELECT * FROM written ORDER BY project_id, key) AS ordered
   $i$ END)
 $$;
 
@@ -188,7 +85,7 @@ CREATE OR REPLACE FUNCTION change_clock() RETURNS bigint LANGUAGE sql VOLATILE A
 $$;
 
 -- Writes `made` (what a statement changed: project_id, key, change_xid, type, user_id, change,
--- event_id, event_at; in position order) as changes of `epoch` on Citus. Its rows are the rows of
+-- event_id, event_at, before, after; in position order) as changes of `epoch` on Citus. Its rows are the rows of
 -- the shard the trigger fired on, so they are stored on this node, where their transaction id and
 -- sequence are taken. No notice (pg_notify) is sent: a shard's transaction is prepared for Citus's
 -- two-phase commit, which a notice forbids, and a change is readable only once its epoch is closed
@@ -203,13 +100,15 @@ BEGIN
     RETURN;
   END IF;
   INSERT INTO changes (project_id, pos_epoch, pos_t, pos_node, pos_xid, seq, user_key, type, user_id, change,
-                       event_id, event_at)
+                       event_id, event_at, before, after)
   SELECT f.project_id, epoch, t, node, greatest(pg_current_xact_id(), f.change_xid), nextval('change_seq'), f.key,
-         f.type, f.user_id, f.change, f.event_id, f.event_at
+         f.type, f.user_id, f.change, f.event_id, f.event_at, f.before, f.after
     FROM (SELECT * FROM ROWS FROM (jsonb_to_recordset(made) AS (project_id integer, key text, change_xid xid8, type text,
                                                                  user_id text, change jsonb, event_id uuid,
-                                                                 event_at timestamptz))
-                        WITH ORDINALITY AS r (project_id, key, change_xid, type, user_id, change, event_id, event_at, n)
+                                                                 event_at timestamptz, before profile_image,
+                                                                 after profile_image))
+                        WITH ORDINALITY AS r (project_id, key, change_xid, type, user_id, change, event_id, event_at,
+                                              before, after, n)
            ORDER BY n) AS f;
 END
 $$;

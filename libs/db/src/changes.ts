@@ -1,4 +1,14 @@
-import { FIRST_POSITION, feedChange, laterPosition, type ChangePosition, type ChangeType } from "@cm/domain";
+import {
+  FIRST_POSITION,
+  feedChange,
+  laterPosition,
+  positionBefore,
+  profileWriteChanges,
+  type ChangePosition,
+  type ChangeType,
+  type ProfileImage,
+  type ProfileWriteChange,
+} from "@cm/domain";
 import { CHANGE_EPOCHS_LOCK } from "./advisory-locks";
 import type { Db, Sql } from "./connect";
 
@@ -21,8 +31,17 @@ export interface ChangesRead {
   trimmedThrough: ChangePosition | null;
 }
 
+/** A row of `changes` as read: a profile's write (profile.written) holds the row before and after it. */
+interface StoredRow {
+  position: ChangePosition;
+  type: ChangeType | "profile.written";
+  userId: string | null;
+  appliedAt: string;
+  change: Record<string, unknown> | { before: ProfileImage | null; after: ProfileImage };
+}
+
 interface ChangesReadRow {
-  changes: (Omit<StoredChange, "appliedAt"> & { appliedAt: string })[] | null;
+  changes: StoredRow[] | null;
   matched: number;
   scanned: number;
   last_matched: ChangePosition | null;
@@ -86,6 +105,48 @@ const positionJson = (sql: Db, alias: string) => sql`
                     'seq', ${sql(alias)}.seq::text)`;
 
 /**
+ * The columns of a profile's row whose change may make a change of each type (profileWriteChanges),
+ * besides the stamps of its life, which any may: a filtered read reads no other profile's write.
+ */
+const PROFILE_COLUMNS_OF_TYPE: Partial<Record<ChangeType, readonly string[]>> = {
+  "profile.created": [],
+  "profile.changed": ["email", "phone_number", "data", "channels"],
+  "tags.changed": ["tags"],
+  unsubscribed: ["unsubscribed"],
+  resubscribed: ["unsubscribed"],
+  "topic.choice_changed": ["topic_choices", "topic_defaults"],
+  "user.erased": [],
+};
+const LIFE_STAMPS = ["created_t", "last_created_t", "deleted_t"];
+
+/** The rows of a read that may hold changes of `types`. */
+function holdingTypes(sql: Db, types: readonly ChangeType[]) {
+  const named = sql`type = ANY(${types as string[]}::text[])`;
+  if (!types.some((type) => type in PROFILE_COLUMNS_OF_TYPE)) return named;
+  const columns = [...new Set([...LIFE_STAMPS, ...types.flatMap((type) => PROFILE_COLUMNS_OF_TYPE[type] ?? [])])];
+  const of = (image: "before" | "after") =>
+    columns.map((column) => sql`(${sql(image)}).${sql(column)}`).reduce((list, field) => sql`${list}, ${field}`);
+  return sql`(${named} OR (type = 'profile.written' AND (${of("before")}) IS DISTINCT FROM (${of("after")})))`;
+}
+
+/** The changes of the feed a stored row makes, each at its position (ChangePosition `index`). */
+function changesOf(row: StoredRow): StoredChange[] {
+  const made: ProfileWriteChange[] =
+    row.type === "profile.written"
+      ? profileWriteChanges(
+          (row.change as { before: ProfileImage | null }).before,
+          (row.change as { after: ProfileImage }).after,
+        )
+      : [{ type: row.type, userId: row.userId, change: feedChange(row.type, row.change) }];
+  const appliedAt = new Date(row.appliedAt);
+  return made.map((change, i) => ({
+    ...change,
+    position: i === made.length - 1 ? row.position : { ...row.position, index: String(i) },
+    appliedAt,
+  }));
+}
+
+/**
  * The project's changes after `after` (from its first when null), at most `limit`, in position
  * order, of `types` only when given; and, read in the same snapshot, how far retention trimmed
  * the project's changes (a cursor before it has lost changes: the caller refuses it).
@@ -103,8 +164,9 @@ const positionJson = (sql: Db, alias: string) => sql`
  * An event's change is rendered from its event's row, so that the erasure of the event takes it
  * out of the feed, and so does its profile's erasure stamped at or after it, from the commit of
  * that erasure on, before the job erases the event itself (docs/changes.md, "Erasure"); the
- * user's id is its profile's. A profile's change is stored with its values still stamped, and
- * shown as the reader of the profile sees them here (libs/domain feedChange).
+ * user's id is its profile's. A profile's write is stored as its row before and after, and its
+ * changes worked out here (libs/domain profileWriteChanges); a page may end inside one such row,
+ * and the next read starts at its next change.
  */
 export async function readChanges(
   sql: Db,
@@ -116,15 +178,17 @@ export async function readChanges(
   const from = after ?? FIRST_POSITION;
   const scan = types === null ? limit : Math.max(limit, FILTERED_SCAN_ROWS);
   const order = feedOrder(sql, await closedEpoch(sql));
+  // A position inside a row reads the row again, for its changes after that one.
+  const fromRow = from.index === undefined ? sql`>` : sql`>=`;
   const [row] = await sql<ChangesReadRow[]>`
     WITH scanned AS (
       SELECT c.* FROM changes AS c
-       WHERE c.project_id = ${projectId} AND ${order.row} > ${order.position(from)} AND ${order.readable}
+       WHERE c.project_id = ${projectId} AND ${order.row} ${fromRow} ${order.position(from)} AND ${order.readable}
        ORDER BY ${order.columns}
        LIMIT ${scan}
     ), page AS (
       SELECT * FROM scanned
-       ${types === null ? sql`` : sql`WHERE type = ANY(${types as string[]}::text[])`}
+       ${types === null ? sql`` : sql`WHERE ${holdingTypes(sql, types)}`}
        ORDER BY ${order.columns}
        LIMIT ${limit}
     ), rendered AS (
@@ -137,6 +201,8 @@ export async function readChanges(
                                               THEN json_build_object('id', e.id, 'event_name', e.name, 'data', e.data,
                                                                      'source', e.source, 'created_at', e.created_at,
                                                                      'received_at', e.received_at)
+                                              WHEN p.type = 'profile.written'
+                                              THEN json_build_object('before', p.before, 'after', p.after)
                                               ELSE p.change::json END) AS change,
              p.type <> 'event.stored'
                OR (e.id IS NOT NULL
@@ -156,13 +222,16 @@ export async function readChanges(
            ${order.horizon} AS horizon,
            (SELECT ${positionJson(sql, "t")} FROM change_trims AS t WHERE project_id = ${projectId}) AS trimmed`;
   const read = row as ChangesReadRow;
-  const changes = (read.changes ?? []).map((change) => ({
-    ...change,
-    appliedAt: new Date(change.appliedAt),
-    change: feedChange(change.type, change.change),
-  }));
+  const changes = (read.changes ?? [])
+    .flatMap(changesOf)
+    .filter((change) => positionBefore(from, change.position) && (types === null || types.includes(change.type)));
   const trimmedThrough = read.trimmed;
   // A full page: what follows its last change is still to read.
+  if (changes.length >= limit) {
+    const page = changes.slice(0, limit);
+    return { changes: page, next: (page[limit - 1] as StoredChange).position, caughtUp: false, trimmedThrough };
+  }
+  // Every row the page could hold was read: what follows the last is still to read.
   if (read.matched === limit && read.last_matched !== null) {
     return { changes, next: read.last_matched, caughtUp: false, trimmedThrough };
   }

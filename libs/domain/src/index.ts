@@ -33,6 +33,7 @@ export * from "./events/events";
 
 export * from "./changes/change-feed";
 export * from "./changes/profile-change";
+export * from "./changes/profile-write";
 
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";

@@ -40,7 +40,10 @@ export interface ChangeFeedRequest extends ChangeFeedRead {
  * Where a change is in its project's feed, each part as decimal text, compared in this order: on
  * Citus the feed's epoch, the clock (µs since 1970) and the Citus group of the node that stored
  * it; then its transaction (xid8) on that node and its number. On one Postgres the first three
- * are 0 (docs/changes.md, "Order"; docs/scaling.md, "The change feed on Citus").
+ * are 0 (docs/changes.md, "Order"; docs/scaling.md, "The change feed on Citus"). These name a
+ * stored row; a profile's write is stored as one row that makes several changes of the feed
+ * (profileWriteChanges), and `index` numbers each but the last, from 0. A position without an
+ * `index` is past every change of its row.
  */
 export interface ChangePosition {
   epoch: string;
@@ -48,6 +51,7 @@ export interface ChangePosition {
   node: string;
   xid: string;
   seq: string;
+  index?: string;
 }
 
 /** The position before every change: where a reader without a cursor starts. */
@@ -61,31 +65,43 @@ const PART_MAX: Record<(typeof PARTS)[number], bigint> = {
   xid: 2n ** 64n - 1n,
   seq: 2n ** 63n - 1n,
 };
+const INDEX_MAX = 2n ** 31n - 1n;
 
 /**
  * Opaque to readers, so that what a position is may change; it names its project, so that no
  * other project reads it. A position of one Postgres keeps the cursor's first form
- * (`changes:project:xid:seq`), so that its readers' cursors stay valid on Citus too.
+ * (`changes:project:xid:seq`), so that its readers' cursors stay valid on Citus too; an `index`
+ * comes last.
  */
 export function changeCursor(projectId: number, position: ChangePosition): string {
-  const parts =
+  const row =
     position.epoch === "0" && position.t === "0" && position.node === "0"
       ? [position.xid, position.seq]
       : PARTS.map((part) => position[part]);
+  const parts = position.index === undefined ? row : [...row, position.index];
   return Buffer.from(`changes:${projectId}:${parts.join(":")}`).toString("base64url");
 }
 
 /** The position a cursor of the project's feed names, or null for text that is no such cursor. */
 export function changePositionOf(projectId: number, cursor: string): ChangePosition | null {
-  const match = /^changes:([0-9]{1,10}):((?:[0-9]{1,20}:){1,4}[0-9]{1,20})$/.exec(
+  const match = /^changes:([0-9]{1,10}):((?:[0-9]{1,20}:){1,5}[0-9]{1,20})$/.exec(
     Buffer.from(cursor, "base64url").toString("utf8"),
   );
   if (match === null || Number(match[1]) !== projectId) return null;
   const values = (match[2] as string).split(":");
-  if (values.length !== 2 && values.length !== PARTS.length) return null;
-  const named = values.length === 2 ? ["0", "0", "0", ...values] : values;
-  const position = Object.fromEntries(PARTS.map((part, i) => [part, named[i] as string])) as unknown as ChangePosition;
+  const withIndex = values.length === 3 || values.length === PARTS.length + 1;
+  const row = withIndex ? values.slice(0, -1) : values;
+  if (row.length !== 2 && row.length !== PARTS.length) return null;
+  const named = row.length === 2 ? ["0", "0", "0", ...row] : row;
+  // Read as numbers, so that a text with leading zeros names a position written another way.
+  const position = Object.fromEntries(
+    PARTS.map((part, i) => [part, BigInt(named[i] as string).toString()]),
+  ) as unknown as ChangePosition;
   if (PARTS.some((part) => BigInt(position[part]) > PART_MAX[part])) return null;
+  if (withIndex) {
+    position.index = BigInt(values[values.length - 1] as string).toString();
+    if (BigInt(position.index) > INDEX_MAX) return null;
+  }
   // One text per position: a cursor written another way (leading zeros, base64 padding) is none of ours.
   return changeCursor(projectId, position) === cursor ? position : null;
 }
@@ -96,7 +112,9 @@ export function positionBefore(a: ChangePosition, b: ChangePosition): boolean {
     const [x, y] = [BigInt(a[part]), BigInt(b[part])];
     if (x !== y) return x < y;
   }
-  return false;
+  // Of one row: a position without an index is past every change of it.
+  if (a.index === undefined) return false;
+  return b.index === undefined || BigInt(a.index) < BigInt(b.index);
 }
 
 /** The later of two positions. */
