@@ -156,7 +156,7 @@ async function main() {
 
 | Measurement | Result | Target |
 |---|---|---|
-| Storage per change (\`changes\`: heap, TOAST, indexes; ${fmt(size.rows)} \`profile.created\` changes of an email and two data keys, stored with their values still stamped: [docs/changes.md](docs/changes.md#how-it-works-and-what-it-costs)) | **${fmt(size.bytesPerChange)} bytes** (indexes ${fmt(size.indexBytesPerChange)}) | none set |
+| Storage per change (\`changes\`: heap, TOAST, indexes; ${fmt(size.rows)} \`profile.created\` changes of an email and two data keys, each stored as the new profile's row (a changed profile's holds its row before too): [docs/changes.md](docs/changes.md#how-it-works-and-what-it-costs)) | **${fmt(size.bytesPerChange)} bytes** (indexes ${fmt(size.indexBytesPerChange)}) | none set |
 | Feed read, \`GET /api/v2/changes?limit=1000\` from each page's cursor (${fmt(reads.median.pages)} pages, one reader) | **p99 ${fmt(reads.median.p99, 1)} ms** (p50 ${fmt(reads.median.p50, 1)} ms) | none set |
 | Freshness: from a change's commit to a waiting reader's answer (\`wait=5\`), while profiles are written ${WRITES_PER_STATEMENT} a statement back to back (${fmt(fresh.median.samples)} changes) | **p99 ${fmt(fresh.median.p99)} ms** (p50 ${fmt(fresh.median.p50)} ms, max ${fmt(median(fresh.runs.map((run) => run.max)))} ms) | p99 < 1 s: ${fresh.median.p99 < 1000 ? "met" : "not met"} |
 `;

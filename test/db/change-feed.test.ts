@@ -195,6 +195,60 @@ describe("order", () => {
   });
 });
 
+describe("a profile's write", () => {
+  it("serves the changes one write makes of a profile in pages that may end inside its row, each once", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("multi", 1000, { email: "multi@example.com" }),
+      p.tags("multi", 1001, ["vip"]),
+      p.subscription("multi", 1002, true),
+    ]);
+    await applyProfileOperations(stores, [p.identify("next", 1000)]);
+    await feedSettled(db.sql);
+    const served = [];
+    let cursor: ChangePosition | null = null;
+    for (;;) {
+      const page = await readChanges(db.sql, p.id, cursor, 1, null);
+      served.push(...page.changes);
+      cursor = page.next;
+      if (page.caughtUp) break;
+    }
+    expect(served.map(({ type, userId }) => `${type} ${userId}`)).toEqual([
+      "profile.created multi",
+      "tags.changed multi",
+      "unsubscribed multi",
+      "profile.created next",
+    ]);
+    // One row: the same position, an index for each change but the last.
+    const [created, tagged, unsubscribed] = served.map(({ position }) => position);
+    expect([created?.index, tagged?.index, unsubscribed?.index]).toEqual(["0", "1", undefined]);
+    expect({ ...created, index: undefined }).toEqual({ ...unsubscribed, index: undefined });
+    // A filtered read serves the change at the same position.
+    const tags = await readChanges(db.sql, p.id, null, 10, ["tags.changed"]);
+    expect(tags.changes.map(({ position }) => position)).toEqual([tagged]);
+    expect(await readChanges(db.sql, p.id, tagged!, 10, ["unsubscribed", "tags.changed"])).toMatchObject({
+      changes: [{ type: "unsubscribed", position: unsubscribed }],
+    });
+  });
+
+  it("reads the changes stored one a row before migration 025 as they were stored", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("old", 1000)]);
+    const key = await keyOf(p.id, "old");
+    // Without a position: change_position gives it where the row is stored, as to a reidentify's.
+    await db.sql`
+      INSERT INTO changes (project_id, user_key, type, user_id, change)
+      VALUES (${p.id}, ${key}, 'profile.changed', 'old',
+              '{"since": 1000, "email": {"t": 1500, "v": "old@example.com"}, "phone_number": null, "data": null, "channels": null}'),
+             (${p.id}, ${key}, 'tags.changed', 'old',
+              '{"added": ["vip"], "removed": []}')`;
+    expect((await shapes(p.id)).slice(1)).toEqual([
+      { type: "profile.changed", userId: "old", change: { email: "old@example.com" } },
+      { type: "tags.changed", userId: "old", change: { added: ["vip"], removed: [] } },
+    ]);
+  });
+});
+
 describe("types", () => {
   it("moves the cursor past what a filter left out, to the horizon, and reads what comes after", async () => {
     const p = await newProject();
