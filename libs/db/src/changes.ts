@@ -32,13 +32,10 @@ export interface ChangesRead {
 }
 
 /** A row of `changes` as read: a profile's write (profile.written) holds the row before and after it. */
-interface StoredRow {
-  position: ChangePosition;
-  type: ChangeType | "profile.written";
-  userId: string | null;
-  appliedAt: string;
-  change: Record<string, unknown> | { before: ProfileImage | null; after: ProfileImage };
-}
+type StoredRow = { position: ChangePosition; userId: string | null; appliedAt: string } & (
+  | { type: "profile.written"; change: { before: ProfileImage | null; after: ProfileImage } }
+  | { type: ChangeType; change: Record<string, unknown> }
+);
 
 interface ChangesReadRow {
   changes: StoredRow[] | null;
@@ -133,10 +130,7 @@ function holdingTypes(sql: Db, types: readonly ChangeType[]) {
 function changesOf(row: StoredRow): StoredChange[] {
   const made: ProfileWriteChange[] =
     row.type === "profile.written"
-      ? profileWriteChanges(
-          (row.change as { before: ProfileImage | null }).before,
-          (row.change as { after: ProfileImage }).after,
-        )
+      ? profileWriteChanges(row.change.before, row.change.after)
       : [{ type: row.type, userId: row.userId, change: feedChange(row.type, row.change) }];
   const appliedAt = new Date(row.appliedAt);
   return made.map((change, i) => ({
