@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { createProject, insertTopic, readChanges, trimChanges } from "@cm/db";
-import { applyProfileOperations, storeTrackedEvents } from "@cm/app";
+import { createProject, insertTopic, readChanges, trimChanges, type Sql } from "@cm/db";
+import { applyProfileOperations, applyStateOperations, storeTrackedEvents } from "@cm/app";
 import { newTopicValues, positionBefore, type ChangePosition, type TrackedEvent } from "@cm/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -191,6 +191,26 @@ describe("order", () => {
     expect(changes.filter(({ userId }) => userId === "u").map(({ change }) => change)).toEqual([
       { added: ["a"], removed: [] },
       { added: [], removed: ["a"] },
+    ]);
+  });
+
+  it("delivers one user's changes in the order applied when the workers' upsert of an older transaction comes second", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [p.identify("u", 1000), p.identify("other", 1000)]);
+    const start = (await readAll(p.id)).cursor;
+    const other = await keyOf(p.id, "other");
+    // B starts first (its xid is the older); A applies U and commits; B's upsert applies U after it.
+    const b = await openTransaction(db.sql);
+    await b.run`UPDATE profiles SET data = '{"by": {"t": 2000, "v": "b"}}' WHERE project_id = ${p.id} AND key = ${other}`;
+    const a = await openTransaction(db.sql);
+    await applyStateOperations(a.run as unknown as Sql, [p.identify("u", 2000, { data: { by: "a" } })]);
+    await a.commit();
+    await applyStateOperations(b.run as unknown as Sql, [p.identify("u", 2001, { data: { by: "b" } })]);
+    await b.commit();
+    const { changes } = await readAll(p.id, start);
+    expect(changes.filter(({ userId }) => userId === "u").map(({ change }) => change)).toEqual([
+      { data: { by: "a" } },
+      { data: { by: "b" } },
     ]);
   });
 });

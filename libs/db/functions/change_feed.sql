@@ -60,6 +60,7 @@ $$;
 -- Every write of a profile row records the pos_xid of its change: its transaction's, or the
 -- row's last one when that is later (a transaction older than the one that wrote the row before
 -- it), so that the row's changes are read in the order they were written (docs/changes.md).
+-- Called only for a row written without that value (the triggers' conditions, migration 026).
 CREATE OR REPLACE FUNCTION profile_change_xid() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   NEW.change_xid := CASE WHEN TG_OP = 'UPDATE' THEN greatest(pg_current_xact_id(), OLD.change_xid)
