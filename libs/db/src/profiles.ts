@@ -165,10 +165,6 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   // One INSERT … SELECT and nothing around it: Citus sends it to the shards in one step, each
   // its rows, where a statement of CTEs took four (docs/scaling.md). The time is part of the
   // inserted row, as Citus allows no function but an immutable one in DO UPDATE SET.
-  //
-  // change_xid is the change feed's (migration 022): the inserted row's is its default, and the
-  // update carries the greater of it and the row's own, which is the value profile_change_xid()
-  // gives, so that the trigger is not called for the row (migration 026).
   const result = await sql`
     INSERT INTO profiles AS p (project_id, key, external_id, created_t, last_created_t, deleted_t, email, phone_number,
                                data, channels, topic_choices, tags, unsubscribed, newest_t, newest_t_at, write_oldest_t,
@@ -205,8 +201,7 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
       newest_t       = ${mergedNewestT(sql)},
       newest_t_at    = excluded.newest_t_at,
       write_oldest_t = excluded.write_oldest_t,
-      updated_at     = excluded.updated_at,
-      change_xid     = greatest(excluded.change_xid, p.change_xid)`;
+      updated_at     = excluded.updated_at`;
   return { applied: result.count, ignoredTopics: await unknownTopicChoices(sql, writes) };
 }
 
