@@ -1,5 +1,5 @@
 import type { Sql } from "@cm/db";
-import { eventsQueues, profileOperationsQueues } from "@cm/queue";
+import { everyIntakeQueue, intakeQueues } from "@cm/queue";
 import { cachedProfileKeys, type ProfileStores } from "@cm/app";
 import { TEST_SHARDS } from "./env";
 import { testRedis } from "./redis";
@@ -7,16 +7,13 @@ import { testRedis } from "./redis";
 /** What applyProfileOperations applies to: a test file's database, and its batch queues. */
 export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores & { close(): Promise<void> } {
   const connection = testRedis({ maxRetriesPerRequest: null });
-  const queues = {
-    profileOperationsQueues: profileOperationsQueues(connection, queuePrefix, TEST_SHARDS),
-    eventsQueues: eventsQueues(connection, queuePrefix, TEST_SHARDS),
-  };
+  const queues = intakeQueues(connection, queuePrefix, TEST_SHARDS);
   return {
     sql,
     ...queues,
     profileKeys: cachedProfileKeys(sql),
     async close() {
-      await Promise.all([...queues.profileOperationsQueues, ...queues.eventsQueues].map((queue) => queue.close()));
+      await Promise.all(everyIntakeQueue(queues).map((queue) => queue.close()));
       connection.disconnect();
     },
   };

@@ -1,13 +1,13 @@
 import type { Sql } from "@cm/db";
 import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
-import type {
-  EventsJobData,
-  ProfileOperationsJobData,
-  RedisConnection,
-  RedisDurabilityMode,
-  TopicFanoutJobData,
-  WebhookDeliveryJobData,
-  WebhookPollJobData,
+import {
+  everyIntakeQueue,
+  type IntakeQueues,
+  type RedisConnection,
+  type RedisDurabilityMode,
+  type TopicFanoutJobData,
+  type WebhookDeliveryJobData,
+  type WebhookPollJobData,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
 import type { Logger } from "pino";
@@ -58,10 +58,7 @@ export interface Intake {
 }
 
 /** The job queues: the dashboard shows them, a topic update adds its fan-out, shutdown closes them. */
-export interface Queues {
-  /** Every shard of each batch queue (INTAKE_QUEUE_SHARDS), by number. */
-  profileOperationsQueues: Queue<ProfileOperationsJobData>[];
-  eventsQueues: Queue<EventsJobData>[];
+export interface Queues extends IntakeQueues {
   topicFanoutQueue: Queue<TopicFanoutJobData>;
   /** Shown in the queue dashboard only: the workers queue webhook deliveries. */
   webhooksQueue: Queue<WebhookDeliveryJobData | WebhookPollJobData>;
@@ -69,8 +66,7 @@ export interface Queues {
 
 /** Each queue of `queues`, every shard apart: what the metrics and the dashboard show and shutdown closes. */
 export const everyQueue = (queues: Queues): Queue[] => [
-  ...queues.profileOperationsQueues,
-  ...queues.eventsQueues,
+  ...everyIntakeQueue(queues),
   queues.topicFanoutQueue,
   queues.webhooksQueue,
 ];

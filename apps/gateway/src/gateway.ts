@@ -8,9 +8,8 @@ import {
   addProfileOperationsBatch,
   checkRedisDurability,
   eventShard,
-  eventsQueues,
   operationShard,
-  profileOperationsQueues,
+  intakeQueues,
   producerConnection,
   topicFanoutQueue,
   webhooksQueue,
@@ -94,8 +93,7 @@ export function gatewayDeps(
   credentialSql: Sql = sql,
 ): GatewayDeps {
   const queues: Queues = {
-    profileOperationsQueues: profileOperationsQueues(jobs, config.queuePrefix, config.intakeQueueShards),
-    eventsQueues: eventsQueues(jobs, config.queuePrefix, config.intakeQueueShards),
+    ...intakeQueues(jobs, config.queuePrefix, config.intakeQueueShards),
     topicFanoutQueue: topicFanoutQueue(jobs, config.queuePrefix),
     webhooksQueue: webhooksQueue(redis, config.queuePrefix),
   };

@@ -7,10 +7,10 @@ import {
   consumerConnection,
   EVENTS_QUEUE,
   EVENTS_READ,
-  eventsQueues,
+  everyIntakeQueue,
   isCluster,
   PROFILE_OPERATIONS_QUEUE,
-  profileOperationsQueues,
+  intakeQueues,
   MAINTENANCE_QUEUE,
   operationsOf,
   PROFILE_OPERATIONS_READ,
@@ -78,11 +78,8 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     waitingOnRetry,
   });
   // Every shard of the batch queues: each has its worker, and erasures reach the operations and events of their failed jobs.
-  const batchQueues = {
-    profileOperationsQueues: profileOperationsQueues(connection, config.queuePrefix, config.intakeQueueShards),
-    eventsQueues: eventsQueues(connection, config.queuePrefix, config.intakeQueueShards),
-  };
-  const everyBatchQueue = [...batchQueues.profileOperationsQueues, ...batchQueues.eventsQueues];
+  const batchQueues = intakeQueues(connection, config.queuePrefix, config.intakeQueueShards);
+  const everyBatchQueue = everyIntakeQueue(batchQueues);
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.
   const logQueueError = logThrottle(10);
   for (const queue of everyBatchQueue)

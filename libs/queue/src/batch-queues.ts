@@ -80,6 +80,23 @@ export const profileOperationsQueues = (connection: RedisConnection, prefix: str
 export const eventsQueues = (connection: RedisConnection, prefix: string, shards: number) =>
   shardNumbers(shards).map((shard) => eventsQueue(connection, prefix, shard));
 
+/** Every shard of both intake queues: where the gateway and the ctl queue, and what the workers take. */
+export interface IntakeQueues {
+  profileOperationsQueues: Queue<ProfileOperationsJobData>[];
+  eventsQueues: Queue<EventsJobData>[];
+}
+
+export const intakeQueues = (connection: RedisConnection, prefix: string, shards: number): IntakeQueues => ({
+  profileOperationsQueues: profileOperationsQueues(connection, prefix, shards),
+  eventsQueues: eventsQueues(connection, prefix, shards),
+});
+
+/** Each queue of `intake`, every shard of both apart. */
+export const everyIntakeQueue = (intake: IntakeQueues): Queue[] => [
+  ...intake.profileOperationsQueues,
+  ...intake.eventsQueues,
+];
+
 /**
  * The shard of the intake queues that a user's profile operations and tracked events go to, of
  * `shards`: the same for both, on every gateway and ctl, so that a user's are queued (and taken)

@@ -8,9 +8,9 @@ import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
   addEventsToShards,
   addProfileOperationsToShards,
-  eventsQueues,
+  everyIntakeQueue,
   IMPORT_JOB_PRIORITY,
-  profileOperationsQueues,
+  intakeQueues,
   producerConnection,
   type QueuesAt,
 } from "@cm/queue";
@@ -507,10 +507,7 @@ async function importSource(
     : ndjsonRecords(stream, (line, at) => convertLine(line, at, context()));
 
   const connection = producerConnection(queuesAt.redis);
-  const queues = {
-    identify: profileOperationsQueues(connection, queuesAt.prefix, queuesAt.shards),
-    events: eventsQueues(connection, queuesAt.prefix, queuesAt.shards),
-  };
+  const queues = intakeQueues(connection, queuesAt.prefix, queuesAt.shards);
   const summary: ImportSummary = {
     imported: 0,
     rejected: 0,
@@ -533,9 +530,9 @@ async function importSource(
     if (pending.last <= state.done) return;
     await Promise.all([
       pending.profile.length > 0
-        ? addProfileOperationsToShards(queues.identify, pending.profile, yieldToLiveTraffic)
+        ? addProfileOperationsToShards(queues.profileOperationsQueues, pending.profile, yieldToLiveTraffic)
         : null,
-      pending.events.length > 0 ? addEventsToShards(queues.events, pending.events, yieldToLiveTraffic) : null,
+      pending.events.length > 0 ? addEventsToShards(queues.eventsQueues, pending.events, yieldToLiveTraffic) : null,
     ]);
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
     summary.profile_operations += pending.profile.length;
@@ -593,7 +590,7 @@ async function importSource(
     bar.stop();
     process.off("SIGINT", stop);
     process.off("SIGTERM", stop);
-    await Promise.all([...queues.identify, ...queues.events].map((queue) => queue.close()));
+    await Promise.all(everyIntakeQueue(queues).map((queue) => queue.close()));
     connection.disconnect();
   }
   return summary;

@@ -10,16 +10,15 @@ import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
   addEventsToShards,
   addProfileOperationsToShards,
-  eventsQueues,
+  everyIntakeQueue,
   findInFailedJobs,
-  profileOperationsQueues,
+  intakeQueues,
   producerConnection,
+  type IntakeQueues,
   type QueuesAt,
   removeFromFailedJobs,
   type BatchJobData,
-  type EventsJobData,
   type FailedItemPick,
-  type ProfileOperationsJobData,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
 import { CliError, integerOption, timeOption } from "../cli-error";
@@ -83,32 +82,31 @@ function operationOf(letter: DeadLetter): unknown {
   }
 }
 
-/** Every shard of each batch queue. */
-interface HeldQueues {
-  identify: Queue<ProfileOperationsJobData>[];
-  events: Queue<EventsJobData>[];
-}
-
-async function withQueues<T>({ redis, prefix, shards }: QueuesAt, act: (queues: HeldQueues) => Promise<T>): Promise<T> {
+async function withQueues<T>(
+  { redis, prefix, shards }: QueuesAt,
+  act: (queues: IntakeQueues) => Promise<T>,
+): Promise<T> {
   const connection = producerConnection(redis);
-  const queues = {
-    identify: profileOperationsQueues(connection, prefix, shards),
-    events: eventsQueues(connection, prefix, shards),
-  };
+  const queues = intakeQueues(connection, prefix, shards);
   try {
     return await act(queues);
   } finally {
-    await Promise.all([...queues.identify, ...queues.events].map((queue) => queue.close()));
+    await Promise.all(everyIntakeQueue(queues).map((queue) => queue.close()));
     connection.disconnect();
   }
 }
 
+/** Every shard of a dead letter's queue. */
+const shardsOf = (queues: IntakeQueues, queue: DeadLetterQueue) =>
+  (queue === "identify" ? queues.profileOperationsQueues : queues.eventsQueues) as Queue<BatchJobData>[];
+
 /** Puts operations back on their queue, each on its user's shard, in jobs of a micro-batch's size at most. */
-async function requeue(queues: HeldQueues, queue: DeadLetterQueue, items: unknown[]): Promise<void> {
+async function requeue(queues: IntakeQueues, queue: DeadLetterQueue, items: unknown[]): Promise<void> {
   for (let first = 0; first < items.length; first += REPLAY_BATCH) {
     const batch = items.slice(first, first + REPLAY_BATCH);
-    if (queue === "identify") await addProfileOperationsToShards(queues.identify, batch as ProfileOperation[]);
-    else await addEventsToShards(queues.events, batch as TrackedEvent[]);
+    if (queue === "identify")
+      await addProfileOperationsToShards(queues.profileOperationsQueues, batch as ProfileOperation[]);
+    else await addEventsToShards(queues.eventsQueues, batch as TrackedEvent[]);
   }
 }
 
@@ -154,7 +152,7 @@ async function takeHeld(sql: Sql, queuesAt: QueuesAt, filter: DeadLetterFilter, 
       );
     });
     for (const queue of queuesOf(filter)) {
-      for (const held of queues[queue] as Queue<BatchJobData>[]) {
+      for (const held of shardsOf(queues, queue)) {
         const pick = pickFailed(filter);
         if (replay) await requeue(queues, queue, await findInFailedJobs(held, pick));
         outcome.failedJobItems += await removeFromFailedJobs(held, pick);

@@ -1,9 +1,9 @@
 import { logThrottle, type Config } from "@cm/config";
 import type { Sql } from "@cm/db";
 import {
-  eventsQueues,
+  everyIntakeQueue,
   maintenanceQueue,
-  profileOperationsQueues,
+  intakeQueues,
   RETENTION_KIND,
   scheduleRetention,
   topicFanoutQueue,
@@ -36,8 +36,7 @@ export async function maintenanceWorker(
 ): Promise<MaintenanceWorker> {
   const schedule = maintenanceQueue(connection, config.queuePrefix);
   const cleaned: Queue[] = [
-    ...profileOperationsQueues(connection, config.queuePrefix, config.intakeQueueShards),
-    ...eventsQueues(connection, config.queuePrefix, config.intakeQueueShards),
+    ...everyIntakeQueue(intakeQueues(connection, config.queuePrefix, config.intakeQueueShards)),
     topicFanoutQueue(connection, config.queuePrefix),
   ];
   // Without a listener BullMQ prints a queue's errors to stderr whole, with the command's arguments.

@@ -6,8 +6,7 @@ import {
   type ReidentifyOperation,
   type UnkeyedProfileOperation,
 } from "@cm/domain";
-import type { EventsJobData, ProfileOperationsJobData } from "@cm/queue";
-import type { Queue } from "bullmq";
+import type { IntakeQueues } from "@cm/queue";
 import { applyLinkOperations } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
 import { eraseEvents, eraseFromFailedJobs, type Erasure } from "./erase-profiles";
@@ -15,11 +14,9 @@ import { applyIsolatingRefused } from "../isolate-refused";
 import { keyedForStorage, type ProfileKeys } from "./profile-keys";
 
 /** Where a profile's data is kept, and so where an erasure must reach. */
-export interface ProfileStores {
+/** The intake queues' failed jobs hold the operations and events they could not apply: every shard of each (INTAKE_QUEUE_SHARDS). */
+export interface ProfileStores extends IntakeQueues {
   sql: Sql;
-  /** Their failed jobs hold the operations and events they could not apply: every shard of each (INTAKE_QUEUE_SHARDS). */
-  profileOperationsQueues: Queue<ProfileOperationsJobData>[];
-  eventsQueues: Queue<EventsJobData>[];
   /** Profiles are stored under keyed hashes of their ids. */
   profileKeys: ProfileKeys;
 }

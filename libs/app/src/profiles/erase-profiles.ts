@@ -6,8 +6,7 @@ import {
   type UnkeyedEvent,
   type UnkeyedProfileOperation,
 } from "@cm/domain";
-import { removeFromFailedJobs, type EventsJobData, type ProfileOperationsJobData } from "@cm/queue";
-import type { Queue } from "bullmq";
+import { removeFromFailedJobs, type IntakeQueues } from "@cm/queue";
 import type { ProfileKeys } from "./profile-keys";
 
 /** An erasure stamped `t` of the rows of these keys: one profile's ids, linked at or before `t`. */
@@ -38,11 +37,7 @@ function isEventErasedBy(event: UnkeyedEvent, erasure: Erasure, keyOf: ProfileKe
 
 /** The erased profiles' operations and events leave the failed jobs kept in Redis, where they are queued as sent. */
 export async function eraseFromFailedJobs(
-  stores: {
-    profileOperationsQueues: Queue<ProfileOperationsJobData>[];
-    eventsQueues: Queue<EventsJobData>[];
-    profileKeys: ProfileKeys;
-  },
+  stores: IntakeQueues & { profileKeys: ProfileKeys },
   erasures: readonly Erasure[],
 ): Promise<void> {
   if (erasures.length === 0) return;
