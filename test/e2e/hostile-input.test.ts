@@ -1,4 +1,5 @@
-import { request } from "node:http";
+import { randomBytes } from "node:crypto";
+import { Agent, request } from "node:http";
 import { gzipSync } from "node:zlib";
 import { PROFILE_OPERATIONS_QUEUE, queueName } from "@cm/queue";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -252,5 +253,49 @@ describe("queue dashboard writes", () => {
       const response = await fetch(`${base}${path}`, { headers: admin });
       expect(response.status, path).toBe(404);
     }
+  });
+});
+
+describe("a body refused before its end leaves a keep-alive connection usable", () => {
+  // Past the limit after its first few kilobytes, with a megabyte of compressed bytes still to come.
+  const bomb = gzipSync(Buffer.concat([Buffer.alloc(6 * 2 ** 20, "{"), randomBytes(2 ** 20)]));
+
+  /** Two requests on one keep-alive connection: the bomb, then a small valid one. */
+  async function bombThenNext(path: string, next: { path: string; body: string }) {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const url = new URL(base);
+    const post = (to: string, body: Buffer | string, headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const sent = request(
+          { agent, host: url.hostname, port: url.port, method: "POST", path: to, headers },
+          (response) => {
+            response.resume();
+            response.on("end", () => resolve(response.statusCode ?? 0));
+          },
+        );
+        sent.on("error", reject);
+        sent.end(body);
+      });
+    try {
+      const refused = await post(path, bomb, { "content-type": "application/json", "content-encoding": "gzip" });
+      const started = Date.now();
+      const answered = await post(next.path, next.body, { "content-type": "application/json" });
+      return { refused, answered, waitedMs: Date.now() - started };
+    } finally {
+      agent.destroy();
+    }
+  }
+
+  it.each([
+    ["/v1/batch", 400],
+    ["/api/v2/batch", 413],
+    ["/api/v2/users/track", 413],
+  ])("answers %s, then the next request on the connection", async (door, status) => {
+    const path = door.startsWith("/v1") ? door : `${door}?auth_token=${stack.project.authToken}`;
+    const next = { path: `/api/v2/users/track?auth_token=${stack.project.authToken}`, body: '{"id":"after-bomb"}' };
+    const reply = await bombThenNext(path, next);
+    expect(reply).toMatchObject({ refused: status, answered: 200 });
+    // The next request must not wait out the request timeout behind the bytes left unread.
+    expect(reply.waitedMs).toBeLessThan(stack.config.httpRequestTimeoutMs);
   });
 });

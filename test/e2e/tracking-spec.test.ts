@@ -340,6 +340,21 @@ describe("the /v1 routes", () => {
     expect((await post("/v1/batch", JSON.stringify({ batch: [] }), {})).status).toBe(401);
   });
 
+  it("answers a batch past 5 MiB 400 whose write key is in its body, which SDKs drop rather than retry", async () => {
+    const project = await createTestProject(stack.db.sql, "Oversized");
+    const messages = Array.from({ length: 6 }, (_, n) => ({
+      type: "track",
+      userId: `big-${n}`,
+      event: "Big",
+      properties: { pad: "p".repeat(2 ** 20) },
+    }));
+    const body = JSON.stringify({ writeKey: project.authToken, batch: messages });
+    expect(await post("/v1/batch", body, { "content-type": "application/json" })).toMatchObject({
+      status: 400,
+      body: { success: false, message: "body is larger than 5 MiB" },
+    });
+  });
+
   it("answers browsers' preflight and requests from any origin, as the users API does", async () => {
     const preflight = await fetch(`${base}/v1/batch`, {
       method: "OPTIONS",

@@ -84,7 +84,8 @@ interface RequestReading {
  * The credential may be in the body, so the body is read first, but checked before it is
  * parsed: from the fields found in a JSON body's text (a bad token costs no parse), or in the
  * parsed form. A bad token is always 401. Then the project's rate limit, and only then a body
- * that could not be read. What parsing the body costs is held in the budget before it is parsed.
+ * that could not be read (but a body too slow or too large, with no credential outside it, is
+ * refused for that at once). What parsing the body costs is held in the budget before it is parsed.
  */
 async function authorize(
   ctx: Koa.Context,
@@ -96,6 +97,11 @@ async function authorize(
   const read = await format.read(ctx, deps.bodyReadTimeoutMs, places.bodyFields);
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
+  // Nor has a body past its size limit whose credential could only be inside it: a 401 there
+  // would be retried for ever by the SDKs, where the size is what the client must change.
+  if (!read.ok && outside.length === 0 && read.error instanceof ApiError && read.error.status === 413) {
+    throw read.error;
+  }
   const fromText =
     read.ok && read.credentials !== null
       ? await authenticateIdentify(deps.credentials, [...outside, ...read.credentials], verified)
