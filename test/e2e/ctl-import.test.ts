@@ -386,7 +386,8 @@ describe("ctl import", () => {
       expect(left).toHaveLength(5_000 + 15_000);
       expect(right).toEqual(left);
     },
-    layoutTimeout(30_000),
+    // Two imports of 30,000 lines, their jobs applied and two exports: minutes on a busy 2-core machine.
+    layoutTimeout(180_000),
   );
 
   it("resumes stdin under --state only for the same input: another one is refused, never skipped", async () => {

@@ -28,14 +28,18 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** Starts `npm start`'s launcher and waits for everything it prints. */
+/**
+ * Starts `npm start`'s launcher and waits for everything it prints. Its services log at info, so
+ * that their start-up lines reach its log file whatever Redis the suite runs on (only a Redis
+ * without an append-only file makes them warn).
+ */
 async function launch(
   port: number,
   env: Record<string, string> = {},
 ): Promise<{ launcher: ChildService; output: string }> {
   const launcher = startChild(
     "apps/ctl/dist/launcher.js",
-    childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "warn" }), { CM_DATA_DIR: dataDir, ...env }),
+    childEnv(testConfig(db.url, queue.prefix, { port, logLevel: "info" }), { CM_DATA_DIR: dataDir, ...env }),
     [],
     false,
   );

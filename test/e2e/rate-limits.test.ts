@@ -42,16 +42,19 @@ const track = async (base: string, token: string, id: string) => {
 
 describe("per-project rate limits", () => {
   it("lets a project send its burst across all gateways, then answers 429 with Retry-After", async () => {
-    // All at once, so that the bucket barely refills while they arrive, however busy the machine.
+    // All at once, so that the bucket barely refills while they arrive.
+    const started = Date.now();
     const replies = await Promise.all(
       Array.from({ length: 3 * RATE }, (_, n) =>
         track(n % 2 === 0 ? first.url : second.url, stack.project.authToken, `limited-${n}`),
       ),
     );
     const accepted = replies.filter((r) => r.status === 200).length;
-    // The burst, plus what refilled while the requests were sent.
+    // The burst, plus what refilled while the requests were sent: on a busy machine, that is
+    // more than a second's worth.
+    const refilled = Math.ceil((RATE * (Date.now() - started)) / 1_000);
     expect(accepted).toBeGreaterThanOrEqual(RATE);
-    expect(accepted).toBeLessThan(2 * RATE);
+    expect(accepted).toBeLessThanOrEqual(RATE + refilled);
     const refused = replies.find((r) => r.status === 429);
     expect(refused?.body).toEqual({ status: 429, message: "Too Many Requests" });
     expect(Number(refused?.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
