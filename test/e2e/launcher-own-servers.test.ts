@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { connect } from "@cm/db";
 import { redisDurabilityProblems } from "@cm/queue";
 import { freePort } from "../support/private-redis";
-import { startChild, type ChildService } from "../support/processes";
+import { runCtl, startChild, type ChildService } from "../support/processes";
 import { waitFor } from "../support/wait";
 
 const dataDir = mkdtempSync(join(tmpdir(), "cm-launcher-own-"));
@@ -109,6 +109,14 @@ describe("npm start with nothing at the default DATABASE_URL and REDIS_URL", () 
         `started redis-server with an append-only file at ${redisUrl}, as nothing answered there`,
       );
       const { api, authToken, exported } = printed(first.output);
+      // The line to export names these servers: a ctl run in that shell reaches them, not the default ports.
+      expect(exported).toContain(`DATABASE_URL=${postgresUrl}`);
+      expect(exported).toContain(`REDIS_URL=${redisUrl}`);
+      const shell = Object.fromEntries((exported ?? "").split(" ").map((pair) => pair.split(/=(.*)/s).slice(0, 2)));
+      const demoProject = /Demo project (\d+)/.exec(first.output)?.[1] ?? "";
+      const keys = await runCtl({ PATH: process.env.PATH, ...shell }, ["key", "list", "--project", demoProject]);
+      expect(keys.code, keys.stderr).toBe(0);
+      expect((JSON.parse(keys.stdout) as { credentials: unknown[] }).credentials).not.toEqual([]);
 
       const tracked = await fetch(`${api}/users/track?auth_token=${authToken}`, {
         method: "POST",

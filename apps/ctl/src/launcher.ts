@@ -67,9 +67,20 @@ interface DefaultServer {
   start(port: number): Promise<LocalServer>;
 }
 
-/** With the URL unset, the default, unless nothing answers there: then the launcher's own server, on that port if free. */
-async function defaultOrLocalServer({ variable, defaultUrl, portVariable, what, dataDir, start }: DefaultServer) {
-  if (process.env[variable] !== undefined) return;
+/**
+ * With the URL unset, the default, unless nothing answers there: then the launcher's own server,
+ * on that port if free. Returns the URL chosen when it is not the default, which a later
+ * `npm run ctl` in the user's shell must be given to reach the same server.
+ */
+async function defaultOrLocalServer({
+  variable,
+  defaultUrl,
+  portVariable,
+  what,
+  dataDir,
+  start,
+}: DefaultServer): Promise<string | undefined> {
+  if (process.env[variable] !== undefined) return undefined;
   const wanted = new URL(defaultUrl);
   const movedTo = process.env[portVariable];
   if (movedTo !== undefined) {
@@ -77,9 +88,10 @@ async function defaultOrLocalServer({ variable, defaultUrl, portVariable, what, 
     // The URL keeps its port when given anything else.
     if (wanted.port !== movedTo) throw new Error(`${portVariable} is not a port number: ${movedTo}`);
   }
+  const notDefault = (url: string) => (url === new URL(defaultUrl).toString() ? undefined : url);
   if (await answers(wanted.hostname, Number(wanted.port))) {
     process.env[variable] = wanted.toString();
-    return;
+    return notDefault(wanted.toString());
   }
   const server = await start(await freePortOr(Number(wanted.port))).catch((error: unknown) => {
     throw new Error(`nothing answers at ${wanted}, and ${error instanceof Error ? error.message : String(error)}`);
@@ -88,6 +100,7 @@ async function defaultOrLocalServer({ variable, defaultUrl, portVariable, what, 
   process.env[variable] = server.url;
   const where = server.url === wanted.toString() ? "there" : `at ${wanted}`;
   console.log(`started ${what} at ${server.url}, as nothing answered ${where} (its data: ${dataDir})`);
+  return notDefault(server.url);
 }
 
 /** `npm start`: migrations, one gateway, one worker and the demo project, for a local try-out. */
@@ -102,7 +115,7 @@ async function main(): Promise<void> {
   if (!webhookKeyGiven) process.env.WEBHOOK_SECRET_KEY_FILE = folder.webhookSecretKeyFile();
   const defaults = loadConfig({});
   const postgresDir = join(folder.path, "postgres");
-  await defaultOrLocalServer({
+  const movedPostgres = await defaultOrLocalServer({
     variable: "DATABASE_URL",
     defaultUrl: defaults.databaseUrl,
     portVariable: "CM_POSTGRES_PORT",
@@ -111,7 +124,7 @@ async function main(): Promise<void> {
     start: (port) => startLocalPostgres(postgresDir, port, folder.logFile),
   });
   const redisDir = join(folder.path, "redis");
-  await defaultOrLocalServer({
+  const movedRedis = await defaultOrLocalServer({
     variable: "REDIS_URL",
     defaultUrl: defaults.redisUrl,
     portVariable: "CM_REDIS_PORT",
@@ -155,6 +168,9 @@ async function main(): Promise<void> {
   const journeys = demo.journeys.map((journey) => `${journey.id} "${journey.name}" (${journey.status})`).join(", ");
   const adminToken = adminTokenGiven ? "the one set in the environment (not shown)" : adminTokenValue;
   const exported = [`AUTH_TOKEN=${demo.auth_token}`, `API_KEY=${demo.api_key}`];
+  // So that `npm run ctl -- …` in that shell goes to these servers, not to the default ports.
+  if (movedPostgres !== undefined) exported.push(`DATABASE_URL=${movedPostgres}`);
+  if (movedRedis !== undefined) exported.push(`REDIS_URL=${movedRedis}`);
   // For `npm run ctl -- webhook …` in that shell: the file's name, not the key.
   if (!webhookKeyGiven) exported.push(`WEBHOOK_SECRET_KEY_FILE=${process.env.WEBHOOK_SECRET_KEY_FILE}`);
   if (!adminTokenGiven) exported.push(`ADMIN_TOKEN=${adminTokenValue}`);
