@@ -125,8 +125,32 @@ describe("ctl", () => {
     const one = await runCtl(noDatabase, ["key", "rotate", "--help"]);
     expect([one.code, one.stdout.trim().split("\n")]).toEqual([
       0,
-      ["usage: ctl", expect.stringMatching(/^ {2}key rotate/)],
+      [
+        "usage: ctl key rotate --id ID [--grace SECONDS]",
+        expect.stringMatching(/^ {2}--id ID +the API key's id/),
+        expect.stringMatching(/^ {2}--grace SECONDS +.*default 86400/),
+      ],
     ]);
+    const group = await runCtl(noDatabase, ["key", "--help"]);
+    expect(group.stdout.trim().split("\n")).toEqual([
+      "usage: ctl",
+      ...["create", "list", "revoke", "rotate"].map((verb) => expect.stringMatching(new RegExp(`^ {2}key ${verb}`))),
+    ]);
+  });
+
+  it("<command> --help lists each option and the values it takes", async () => {
+    const noDatabase = { ...env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
+    const help = async (...words: string[]) => (await runCtl(noDatabase, [...words, "--help"])).stdout;
+    expect(await help("key", "create")).toMatch(
+      /--permissions p1,p2 +any of campaign:read, campaign:write, profile:read, changes:read/,
+    );
+    expect(await help("topic", "create")).toMatch(/--default-status STATUS +subscribed or unsubscribed/);
+    expect(await help("journey", "status")).toMatch(
+      /--status STATUS +one of draft, active, paused, archived, cancelled/,
+    );
+    expect(await help("webhook", "create")).toMatch(/--types T1,T2 .*profile\.created, .*user\.erased/);
+    expect(await help("replay")).toMatch(/--queue identify\|events/);
+    expect(await help("import")).toMatch(/--format ndjson\|csv\|vero\|segment\|customerio/);
   });
 
   it("topic create prints the Topic", async () => {

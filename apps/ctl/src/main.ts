@@ -5,7 +5,7 @@ import { CliError, integerOption, requireOption } from "./cli-error";
 import { demoCommand } from "./commands/demo";
 import { deleteEventsCommand } from "./commands/events";
 import { exportCommand } from "./commands/export";
-import { IMPORT_HELP, importCommand, importOptions } from "./commands/import";
+import { importCommand, importOptions } from "./commands/import";
 import { importJourneyCommand, journeyStatusCommand } from "./commands/journey";
 import {
   createKeyCommand,
@@ -28,32 +28,7 @@ import {
   revokeWebhookCommand,
   rotateWebhookSecretCommand,
 } from "./commands/webhook";
-
-const USAGE = `usage: ctl <command>   (ctl <command> --help: that command's lines)
-  migrate
-  project create --name NAME
-  key create --project ID --permissions p1,p2
-  key list --project ID
-  key revoke --id ID
-  key rotate --id ID [--grace SECONDS]   (the old key keeps working SECONDS more; default 86400)
-  token create --project ID
-  token list --project ID
-  token revoke --id ID
-  token rotate --id ID [--grace SECONDS]
-  topic create --project ID --name NAME [--description TEXT] [--default-status subscribed|unsubscribed]
-  journey import --project ID FILE
-  journey status --id ID --status draft|active|paused|archived|cancelled
-  webhook create --project ID --url URL [--types T1,T2]   (prints its signing secret, this once)
-  webhook list --project ID
-  webhook revoke --id ID
-  webhook rotate-secret --id ID [--grace SECONDS]   (the old secret signs too SECONDS more; default 86400)
-  webhook replay --id ID   (a parked endpoint, from the batch it failed)
-  events delete --project ID --user USER_ID [--from TIME] [--to TIME]
-  export --project ID [--events] [--output FILE]   (NDJSON on stdout, or in FILE; its summary on stderr)
-  import --project ID [FILE|-] [--format F] [--state FILE] [--rejects FILE] [--restart] [column flags]   (ctl import --help)
-  replay [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
-  discard [--project ID] [--queue identify|events] [--from TIME] [--to TIME] [--error-kind KIND]
-  demo`;
+import { helpOf, USAGE } from "./help";
 
 const OPTIONS = {
   name: { type: "string" },
@@ -100,14 +75,6 @@ class Summary {
   constructor(readonly summary: unknown) {}
 }
 
-/** The usage, or only the lines of the command `words` start (all of them when none does). */
-function usageOf(words: string[]): string {
-  const lines = USAGE.split("\n").slice(1);
-  const named = words.join(" ");
-  const matching = lines.filter((line) => named !== "" && line.trim().startsWith(named));
-  return matching.length === 0 ? USAGE : `usage: ctl\n${matching.join("\n")}`;
-}
-
 /** A `--grace` in whole seconds (0 stops the old credential at once). */
 function graceOption(values: { grace?: string | undefined }): number {
   if (values.grace === undefined) return DEFAULT_GRACE_SECONDS;
@@ -128,9 +95,8 @@ async function run(argv: string[]): Promise<unknown> {
     throw new CliError(`${(error as Error).message}\n${USAGE}`, 2);
   }
   const { values, positionals } = parsed;
-  if (values.help === true && positionals[0] === "import") return new HelpText(IMPORT_HELP);
   if (values.help === true || positionals[0] === "help") {
-    return new HelpText(usageOf(positionals[0] === "help" ? positionals.slice(1) : positionals));
+    return new HelpText(helpOf(positionals[0] === "help" ? positionals.slice(1) : positionals));
   }
   // `journey import` and `import` are the commands followed by an argument (their FILE).
   const command =
