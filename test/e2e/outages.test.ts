@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startGateway, type RunningGateway } from "@cm/gateway";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { ADMIN_DATABASE_PORT, testConfig } from "../support/env";
+import { ADMIN_DATABASE_PORT, REDIS_PORT, testConfig } from "../support/env";
 import { testLogger } from "../support/logs";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestQueuePrefix } from "../support/queue";
@@ -14,7 +14,7 @@ let project: TestProject;
 let gateway: RunningGateway;
 const queue = createTestQueuePrefix("outages");
 const postgresProxy = new TcpProxy("127.0.0.1", ADMIN_DATABASE_PORT);
-const redisProxy = new TcpProxy("127.0.0.1", 6379);
+const redisProxy = new TcpProxy("127.0.0.1", REDIS_PORT);
 
 function viaProxy(url: string, port: number): string {
   const proxied = new URL(url);

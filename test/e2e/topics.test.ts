@@ -1,7 +1,7 @@
 import { createLogger } from "@cm/config";
 import { startGateway } from "@cm/gateway";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { testConfig } from "../support/env";
+import { REDIS_PORT, testConfig } from "../support/env";
 import { createTestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { TcpProxy } from "../support/tcp-proxy";
@@ -379,7 +379,7 @@ describe("when a dependency is away", () => {
   });
 
   it("answers 503 and changes nothing when the fan-out cannot be queued, then recovers", async () => {
-    const redisProxy = new TcpProxy("127.0.0.1", 6379);
+    const redisProxy = new TcpProxy("127.0.0.1", REDIS_PORT);
     await redisProxy.start();
     const config = testConfig(stack.db.url, stack.config.queuePrefix, {
       redisUrl: `redis://127.0.0.1:${redisProxy.port}`,

@@ -7,6 +7,8 @@ import type { LocalServer } from "./local-server";
 const READY_TIMEOUT_MS = 30_000;
 /** What REDIS_DURABILITY requires (docs/operations-redis.md): nothing accepted is lost or evicted. */
 const DURABLE = ["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"];
+/** Throw-away data (a test run's): nothing written to disk. */
+const THROWAWAY = ["--appendonly", "no", "--save", ""];
 
 /** Whether it answers PING: it takes connections while it loads its data, and answers -LOADING then. */
 function pong(port: number): Promise<boolean> {
@@ -26,12 +28,18 @@ function pong(port: number): Promise<boolean> {
 /**
  * Starts redis-server from PATH on 127.0.0.1:`port`, durable, its data (the append-only file)
  * in `dir`. It runs in a process group of its own, which a Ctrl-C in the terminal does not
- * reach: the caller stops it, after what uses it.
+ * reach: the caller stops it, after what uses it. `durable: false` keeps nothing on disk.
  */
-export async function startLocalRedis(dir: string, port: number, logFile: string): Promise<LocalServer> {
+export async function startLocalRedis(
+  dir: string,
+  port: number,
+  logFile: string,
+  { durable = true } = {},
+): Promise<LocalServer> {
   mkdirSync(dir, { recursive: true });
   const log = openSync(logFile, "a");
-  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, ...DURABLE], {
+  const persistence = durable ? DURABLE : THROWAWAY;
+  const server = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, ...persistence], {
     detached: true,
     stdio: ["ignore", log, log],
   });
