@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordWebhookFailure } from "@cm/db";
 import { openSecret } from "@cm/domain";
@@ -68,6 +69,52 @@ describe("ctl webhook", () => {
     const unkeyed = await runCtl(keyless, ["webhook", "create", "--project", projectId, "--url", "https://e.com/"]);
     expect(unkeyed.code).toBe(1);
     expect(unkeyed.stderr).toMatch(/^error: WEBHOOK_SECRET_KEY \(or WEBHOOK_SECRET_KEY_FILE\) is not set/);
+  });
+
+  it("refuses a URL the worker would refuse, saying why and the setting that allows it, and stores nothing", async () => {
+    const allows =
+      "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows loopback, private-use, shared and unique-local networks and the host's own addresses";
+    const own = Object.values(networkInterfaces())
+      .flatMap((addresses) => addresses ?? [])
+      .find(({ internal, family }) => !internal && family === "IPv4")?.address;
+    const refusals: [url: string, stderr: string][] = [
+      ["http://10.0.0.1/in", `10.0.0.1 is in 10.0.0.0/8 (private-use); ${allows}`],
+      ["http://0x7f.1:8080/in", `127.0.0.1 is in 127.0.0.0/8 (loopback); ${allows}`],
+      ["http://localhost:8080/in", "localhost resolves only to addresses webhooks do not reach: "],
+      ["http://198.51.100.7/in", "198.51.100.7 is in 198.51.100.0/24 (documentation), which no setting allows"],
+      ["http://[2001:db8::1]/in", "2001:db8::1 is in 2001:db8::/32 (documentation), which no setting allows"],
+      [
+        "http://[::ffff:169.254.169.254]/latest",
+        "::ffff:a9fe:a9fe is in 169.254.0.0/16 (link-local), within ::ffff:0:0/96 (IPv4-mapped), which no setting allows",
+      ],
+      // An address of its own (192.0.2.2 here: "is an address of this host"), or in a private range.
+      ...(own === undefined ? [] : [[`http://${own}:8080/in`, `${own} is `] as [string, string]]),
+    ];
+    const [{ count: before }] = await db.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_endpoints`;
+    for (const [url, reason] of refusals) {
+      const refused = await runCtl(env, ["webhook", "create", "--project", projectId, "--url", url]);
+      expect(refused.code, url).toBe(2);
+      expect(refused.stdout, url).toBe("");
+      expect(refused.stderr, url).toContain(`error: url refused: ${reason}`);
+      if (!reason.endsWith("which no setting allows")) expect(refused.stderr, url).toContain(allows);
+    }
+    const [{ count: after }] = await db.sql<{ count: number }[]>`SELECT count(*)::int AS count FROM webhook_endpoints`;
+    expect(after).toBe(before);
+    const privateEnv = { ...env, WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" };
+    const allowed = await runCtl(privateEnv, [
+      "webhook",
+      "create",
+      "--project",
+      projectId,
+      "--url",
+      "http://10.0.0.1/",
+    ]);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    const metadata = ["webhook", "create", "--project", projectId, "--url", "http://169.254.169.254/"];
+    expect(await runCtl(privateEnv, metadata)).toMatchObject({
+      code: 2,
+      stderr: "error: url refused: 169.254.169.254 is in 169.254.0.0/16 (link-local), which no setting allows\n",
+    });
   });
 
   it("rotate-secret prints a new secret; the old one keeps signing through the grace period", async () => {

@@ -109,7 +109,10 @@ afterAll(async () => {
 const newProject = () => createTestProject(sql, "Webhooks");
 
 async function newEndpoint(project: TestProject, url: string, types: string[] | null = null) {
-  const { endpoint, secret } = await createWebhookEndpoint({ sql, secretKey }, project.id, { url, types });
+  const { endpoint, secret } = await createWebhookEndpoint({ sql, secretKey, allowPrivateNetworks: true }, project.id, {
+    url,
+    types,
+  });
   return { id: endpoint.id, secret };
 }
 
@@ -371,10 +374,9 @@ describe("webhooks without WEBHOOK_ALLOW_PRIVATE_NETWORKS", () => {
 
   it("refuse a loopback address, and never reach it", async () => {
     const hook = await receiver();
-    const { endpoint } = await createWebhookEndpoint({ sql: closed.db.sql, secretKey }, closed.project.id, {
-      url: hook.url,
-      types: null,
-    });
+    // Created where the switch is on (the ctl's setting may not be the worker's).
+    const created = { sql: closed.db.sql, secretKey, allowPrivateNetworks: true };
+    const { endpoint } = await createWebhookEndpoint(created, closed.project.id, { url: hook.url, types: null });
     await sendAccepted((await closed.gateway()).url, closed.project.authToken, "/users/track", { id: "private-1" });
     const lastError = await waitFor("the refusal recorded", async () => {
       const [row] = await closed.db.sql<{ last_error: string | null }[]>`
@@ -382,7 +384,7 @@ describe("webhooks without WEBHOOK_ALLOW_PRIVATE_NETWORKS", () => {
       return row?.last_error ?? undefined;
     });
     expect(lastError).toBe(
-      "127.0.0.1 resolves only to private, loopback or link-local addresses (127.0.0.1); WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows them",
+      "127.0.0.1 is in 127.0.0.0/8 (loopback); WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows loopback, private-use, shared and unique-local networks and the host's own addresses",
     );
     expect(hook.deliveries).toEqual([]);
   });

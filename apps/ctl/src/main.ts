@@ -143,7 +143,7 @@ async function run(argv: string[]): Promise<unknown> {
       case "journey status":
         return await journeyStatusCommand(sql, integerOption(values, "id"), requireOption(values, "status"));
       case "webhook create":
-        return await createWebhookCommand(sql, config.webhooks.secretKey, {
+        return await createWebhookCommand(sql, config.webhooks, {
           projectId: integerOption(values, "project"),
           url: requireOption(values, "url"),
           types: parseWebhookTypes(values.types),

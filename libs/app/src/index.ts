@@ -33,3 +33,4 @@ export * from "./webhooks/deliver-webhook";
 export * from "./webhooks/post-webhook";
 export * from "./webhooks/queue-webhook-deliveries";
 export * from "./webhooks/webhook-endpoints";
+export * from "./webhooks/webhook-hosts";

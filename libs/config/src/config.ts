@@ -148,7 +148,7 @@ export interface WebhookSettings {
    * unset, no endpoint can be created and none is delivered to.
    */
   secretKey?: string & tags.Pattern<"^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$">;
-  /** Whether an endpoint may resolve to a loopback, private or link-local address (tests, a private network). */
+  /** Whether an endpoint may reach loopback, private-use, shared and unique-local addresses and the host's own (tests, a private network). */
   allowPrivateNetworks: boolean;
   /** Changes one POST carries at most. */
   batchSize: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<1000>;

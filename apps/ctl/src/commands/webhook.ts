@@ -45,15 +45,18 @@ export function parseWebhookTypes(text: string | undefined): string[] | null {
   return [...new Set(text.split(",").map((type) => type.trim()))].filter((type) => type !== "");
 }
 
-/** `webhook create`: the endpoint and its signing secret, which is shown this once. */
+/**
+ * `webhook create`: the endpoint and its signing secret, which is shown this once. Its host is
+ * checked under this process's WEBHOOK_ALLOW_PRIVATE_NETWORKS, which should be the workers'.
+ */
 export async function createWebhookCommand(
   sql: Sql,
-  secretKey: string | undefined,
+  settings: { secretKey?: string | undefined; allowPrivateNetworks: boolean },
   input: { projectId: number; url: string; types: string[] | null },
 ) {
   try {
     const { endpoint, secret } = await createWebhookEndpoint(
-      { sql, secretKey: secretKeyOf(secretKey) },
+      { sql, secretKey: secretKeyOf(settings.secretKey), allowPrivateNetworks: settings.allowPrivateNetworks },
       input.projectId,
       input,
     );
