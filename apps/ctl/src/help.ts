@@ -69,7 +69,10 @@ const COMMANDS: Record<string, CommandHelp> = {
     usage: "webhook create --project ID --url URL [--types T1,T2]   (prints its signing secret, this once)",
     options: [
       PROJECT,
-      ["--url URL", "where the changes are posted: an http or https URL of a public address (docs/webhooks.md)"],
+      [
+        "--url URL",
+        "where the changes are posted: an http or https URL of a public address, or of a private network with WEBHOOK_ALLOW_PRIVATE_NETWORKS=true (docs/webhooks.md)",
+      ],
       ["--types T1,T2", `only these change types (default every one): ${CHANGE_TYPES.join(", ")}`],
     ],
   },
