@@ -212,7 +212,7 @@ export function machineInfo() {
   return { node: process.version, cpus: cpus().length, date: new Date().toISOString() };
 }
 
-/** Writes bench/results/NAME.json (every run) and NAME.md (the table for the README). */
+/** Writes bench/results/NAME.json (every run) and NAME.md (the table for docs/performance.md). */
 export function writeResults(name, data, markdown) {
   const base = join(ROOT, "bench", "results", name);
   writeFileSync(`${base}.json`, `${JSON.stringify({ ...data, machine: machineInfo() }, null, 2)}\n`);

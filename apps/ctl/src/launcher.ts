@@ -191,7 +191,8 @@ Queue dashboard at ${url}/admin/queues   (a browser asks: any user name, ADMIN_T
 Try it (README.md's quick start has a command for every operation):
   curl -s -X POST '${url}/api/v2/users/track?auth_token=${demo.auth_token}' \\
        -H 'Content-Type: application/json' -d '{"id":"user-1","email":"ada@example.com","data":{"plan":"pro"}}'
-  curl -s ${url}/api/v2/users/user-1 -H 'Authorization: Bearer ${demo.api_key}'
+  curl -sSf --retry 10 --retry-delay 1 --retry-all-errors ${url}/api/v2/users/user-1 -H 'Authorization: Bearer ${demo.api_key}'
+  (the write is applied by a worker a moment after its 200: until then the read is 404, and tried again)
 `);
 }
 
