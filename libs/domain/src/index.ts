@@ -35,6 +35,7 @@ export * from "./changes/change-feed";
 export * from "./changes/profile-change";
 export * from "./changes/profile-write";
 
+export * from "./webhooks/delivery-shares";
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";
 
