@@ -28,7 +28,8 @@ const DECLARE_RETRY_MS = 60_000;
 /**
  * Delivers changes to webhook endpoints (docs/webhooks.md): a poll, on a schedule every worker
  * declares, queues a job per endpoint due, and each job delivers that endpoint's batches in order,
- * in one of this worker's slots as its project's share, and the paced endpoints', allow.
+ * in one of this worker's slots, when its project's share of them (and the paced endpoints', for
+ * a slow or failing one) has one free.
  * Its queries run on a pool of their own, so that no delivery holds a connection an apply waits
  * for. Without WEBHOOK_SECRET_KEY nothing is delivered (the secrets cannot be opened): said at
  * start when endpoints are waiting.
