@@ -10,6 +10,7 @@ const ALL = [
   "identify",
   "events",
   "changes",
+  "webhook-fairness",
   "batch",
   "replicas",
   "shards",

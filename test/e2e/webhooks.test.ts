@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createWebhookEndpoint, readChangeFeed, rotateWebhookSigningSecret } from "@cm/app";
 import type { WebhookSettings } from "@cm/config";
 import { revokeWebhookEndpoint, unparkWebhookEndpoint, type Sql } from "@cm/db";
@@ -361,6 +361,95 @@ describe("webhooks", () => {
     });
     expect(metrics).toMatch(new RegExp(`^webhook_endpoints_parked_total\\{endpoint="${id}"\\} 1$`, "m"));
     expect(metrics).toMatch(new RegExp(`^webhook_delivery_failures_total\\{endpoint="${id}"\\} [1-9]`, "m"));
+  });
+});
+
+describe("webhook deliveries shared between projects", () => {
+  /** docs/webhooks.md: no project, and no set of slow or failing endpoints, holds more than half a worker's slots. */
+  const SHARE = SETTINGS.concurrency / 2;
+  /** Requests the hostile receivers of a test held at once, at most. */
+  let mostHeld = 0;
+
+  // Each test's endpoints revoked and closed after it, so that none of their requests holds a slot in the next.
+  const revokeAll = async () => {
+    await sql`UPDATE webhook_endpoints SET state = 'revoked'`;
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  };
+  beforeAll(revokeAll);
+  afterEach(revokeAll);
+
+  const held = (hostile: Receiver[]) => hostile.reduce((sum, r) => sum + r.open(), 0);
+
+  /** A project's endpoints, each a few batches behind, answering as `answer` does. */
+  async function hostileProject(count: number, answer: (tries: number, response: ServerResponse) => void) {
+    const project = await newProject();
+    const hostile: Receiver[] = [];
+    for (let e = 0; e < count; e += 1) {
+      let tries = 0;
+      const r = await receiver((_delivery, response) => {
+        mostHeld = Math.max(mostHeld, held(hostile));
+        answer((tries += 1), response);
+      });
+      hostile.push(r);
+      await newEndpoint(project, r.url);
+    }
+    for (let n = 1; n <= 4 * SETTINGS.batchSize; n += 1) await identify(project, `backlog-${n}`);
+    return hostile;
+  }
+
+  /**
+   * The changes of a good endpoint of another project reach it while the hostile endpoints hold
+   * every request they took: none of their slots had to be freed for it.
+   */
+  async function deliveredWhileHeld(hostile: Receiver[]) {
+    await waitFor("the hostile endpoints to hold their share", async () => (held(hostile) >= SHARE ? true : undefined));
+    const heldBefore = held(hostile);
+    const project = await newProject();
+    const good = await receiver();
+    await newEndpoint(project, good.url);
+    for (let n = 1; n <= 5; n += 1) await identify(project, `bystander-${n}`);
+    await deliveredAll(project, good, 5);
+    expect(held(hostile)).toBe(heldBefore);
+    expect(mostHeld).toBeLessThanOrEqual(SHARE);
+  }
+
+  it("reach another project's endpoint while one project's 8 endpoints with a backlog never answer", async () => {
+    mostHeld = 0;
+    await deliveredWhileHeld(await hostileProject(8, () => undefined));
+  });
+
+  it("reach another project's endpoint while failing endpoints of three projects never answer again", async () => {
+    mostHeld = 0;
+    // Each fails its first try at once, which paces it, then holds every later one.
+    const failingThenHanging = (tries: number, response: ServerResponse) => {
+      if (tries === 1) response.writeHead(500).end();
+    };
+    const hostile = [];
+    for (let p = 0; p < 3; p += 1) hostile.push(...(await hostileProject(4, failingThenHanging)));
+    await deliveredWhileHeld(hostile);
+  });
+
+  it("pace an endpoint that answers slowly: its next batch comes no sooner than its answer took", async () => {
+    const SLOW_MS = 1_500;
+    const arrivals: number[] = [];
+    const answered: number[] = [];
+    const slow = await receiver((_delivery, response) => {
+      arrivals.push(performance.now());
+      setTimeout(() => {
+        answered.push(performance.now());
+        response.writeHead(200).end();
+      }, SLOW_MS);
+    });
+    const project = await newProject();
+    const { id } = await newEndpoint(project, slow.url);
+    for (let n = 1; n <= 3 * SETTINGS.batchSize; n += 1) await identify(project, `slow-${n}`);
+    await deliveredAll(project, slow, 3 * SETTINGS.batchSize);
+    const gaps = arrivals.slice(1).map((arrival, i) => arrival - (answered[i] as number));
+    expect(gaps.length).toBeGreaterThanOrEqual(2);
+    // The worker times a try from before its request to after the answer: at least SLOW_MS.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(SLOW_MS - 100);
+    const [row] = await sql<{ last_try_ms: number }[]>`SELECT last_try_ms FROM webhook_endpoints WHERE id = ${id}`;
+    expect(row?.last_try_ms).toBeGreaterThanOrEqual(SLOW_MS);
   });
 });
 

@@ -19,6 +19,7 @@ export interface WorkerMetrics {
   webhookFailures: Counter<"endpoint">;
   webhookEndpointsParked: Counter<"endpoint">;
   webhookLagSeconds: Gauge<"endpoint">;
+  webhookDeliveriesDeferred: Counter<"share">;
 }
 
 export function createWorkerMetrics(): WorkerMetrics {
@@ -113,6 +114,12 @@ export function createWorkerMetrics(): WorkerMetrics {
       name: "webhook_lag_seconds",
       help: "Age of the first change of the last batch tried to a webhook endpoint, 0 once it is caught up",
       labelNames: ["endpoint"],
+      registers,
+    }),
+    webhookDeliveriesDeferred: new Counter({
+      name: "webhook_deliveries_deferred_total",
+      help: "Deliveries put off to the next poll, the share of this worker's slots they would take being full: their project's, or the paced endpoints'",
+      labelNames: ["share"],
       registers,
     }),
     fanoutProfiles: new Counter({

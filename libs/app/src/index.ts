@@ -30,6 +30,7 @@ export * from "./events/store-tracked-events";
 export * from "./maintenance/retention";
 
 export * from "./webhooks/deliver-webhook";
+export * from "./webhooks/delivery-slots";
 export * from "./webhooks/post-webhook";
 export * from "./webhooks/queue-webhook-deliveries";
 export * from "./webhooks/webhook-endpoints";

@@ -16,6 +16,8 @@ export interface WebhookEndpointSummary {
   lastError: string | null;
   nextTryAt: Date;
   lastDeliveredAt: Date | null;
+  /** How long its last try took, answered or not (a slow one paces it); null before its first. */
+  lastTryMs: number | null;
   createdAt: Date;
   stateChangedAt: Date | null;
   /** Until when the secret replaced by the last rotation still signs; null when none does. */
@@ -24,7 +26,8 @@ export interface WebhookEndpointSummary {
 
 const SUMMARY_COLUMNS = `id::text AS id, project_id AS "projectId", url, types, state, cursor,
   failing_since AS "failingSince", failed_tries AS "failedTries", last_error AS "lastError",
-  next_try_at AS "nextTryAt", last_delivered_at AS "lastDeliveredAt", created_at AS "createdAt",
+  next_try_at AS "nextTryAt", last_delivered_at AS "lastDeliveredAt", last_try_ms AS "lastTryMs",
+  created_at AS "createdAt",
   state_changed_at AS "stateChangedAt",
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS "previousSecretExpiresAt"`;
 
@@ -109,6 +112,9 @@ export interface WebhookEndpointToDeliver {
   url: string;
   types: string[] | null;
   cursor: string | null;
+  /** What says whether it is paced (libs/domain isPaced). */
+  failedTries: number;
+  lastTryMs: number | null;
   secretSealed: Buffer;
   /** The secret a rotation replaced, while it still signs. */
   previousSecretSealed: Buffer | null;
@@ -117,7 +123,8 @@ export interface WebhookEndpointToDeliver {
 /** The endpoint, when it is active and due for a try; null otherwise. */
 export async function webhookEndpointToDeliver(sql: Db, id: string): Promise<WebhookEndpointToDeliver | null> {
   const [row] = await sql<WebhookEndpointToDeliver[]>`
-    SELECT id::text AS id, project_id AS "projectId", url, types, cursor, secret_sealed AS "secretSealed",
+    SELECT id::text AS id, project_id AS "projectId", url, types, cursor, failed_tries AS "failedTries",
+           last_try_ms AS "lastTryMs", secret_sealed AS "secretSealed",
            CASE WHEN previous_secret_expires_at > now() THEN previous_secret_sealed END AS "previousSecretSealed"
       FROM webhook_endpoints
      WHERE id = ${id} AND state = 'active' AND next_try_at <= now()`;
@@ -126,13 +133,23 @@ export async function webhookEndpointToDeliver(sql: Db, id: string): Promise<Web
 
 /**
  * Moves an endpoint's cursor from `from` to `to` after a batch was answered 2xx, and clears its
- * failures. Nothing moves when the cursor is no longer `from` (another worker took the job over
- * after a stall and delivered the batch too): false then.
+ * failures; `tried`, when a try was made, says how long it took and how long the next one waits
+ * (a slow endpoint's pace; its due time is now otherwise, so that the poll, which takes those due
+ * longest first, comes to it after the endpoints served less recently). Nothing moves when the cursor is no longer `from` (another worker
+ * took the job over after a stall and delivered the batch too): false then.
  */
-export async function advanceWebhookCursor(sql: Db, id: string, from: string | null, to: string): Promise<boolean> {
+export async function advanceWebhookCursor(
+  sql: Db,
+  id: string,
+  from: string | null,
+  to: string,
+  tried: { ms: number; paceMs: number } | null = null,
+): Promise<boolean> {
   const rows = await sql`
     UPDATE webhook_endpoints
-       SET cursor = ${to}, failing_since = NULL, failed_tries = 0, last_error = NULL, last_delivered_at = now()
+       SET cursor = ${to}, failing_since = NULL, failed_tries = 0, last_error = NULL, last_delivered_at = now(),
+           last_try_ms = coalesce(${tried?.ms ?? null}::integer, last_try_ms),
+           next_try_at = now() + make_interval(secs => ${tried?.paceMs ?? 0} / 1000.0)
      WHERE id = ${id} AND cursor IS NOT DISTINCT FROM ${from}
     RETURNING 1`;
   return rows.length > 0;
@@ -148,7 +165,7 @@ export async function recordWebhookFailure(
   sql: Db,
   id: string,
   cursor: string | null,
-  failure: { error: string; retryBaseDelayMs: number; retryMaxDelayMs: number; parkAfterS: number },
+  failure: { error: string; tryMs?: number; retryBaseDelayMs: number; retryMaxDelayMs: number; parkAfterS: number },
 ): Promise<{ state: WebhookEndpointState } | null> {
   // Every time is worked out in `failing`: on Citus (webhook_endpoints is a table of Citus's) an
   // UPDATE may not call a stable function on a column, which now() + interval is.
@@ -165,6 +182,7 @@ export async function recordWebhookFailure(
     )
     UPDATE webhook_endpoints AS e
        SET failing_since = f.since, failed_tries = e.failed_tries + 1, last_error = ${failure.error},
+           last_try_ms = coalesce(${failure.tryMs ?? null}::integer, e.last_try_ms),
            next_try_at = f.next_try_at,
            state = CASE WHEN f.parks THEN 'parked' ELSE e.state END,
            state_changed_at = CASE WHEN f.parks THEN f.at ELSE e.state_changed_at END

@@ -36,6 +36,7 @@ export * from "./changes/profile-change";
 export * from "./changes/profile-write";
 
 export * from "./webhooks/webhook-addresses";
+export * from "./webhooks/delivery-shares";
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";
 

@@ -24,6 +24,7 @@ function webhookLine(endpoint: WebhookEndpointSummary) {
     last_error: endpoint.lastError,
     next_try_at: endpoint.nextTryAt.toISOString(),
     last_delivered_at: endpoint.lastDeliveredAt?.toISOString() ?? null,
+    last_try_ms: endpoint.lastTryMs,
     created_at: endpoint.createdAt.toISOString(),
     state_changed_at: endpoint.stateChangedAt?.toISOString() ?? null,
     previous_secret_signs_until: endpoint.previousSecretExpiresAt?.toISOString() ?? null,

@@ -12,7 +12,8 @@ import {
 } from "@cm/queue";
 import type { Job, Worker } from "bullmq";
 import type { Logger } from "pino";
-import { deliverToWebhook, queueWebhookDeliveries, type WebhookDelivery } from "@cm/app";
+import { DeliverySlots, deliverToWebhook, queueWebhookDeliveries, type WebhookDelivery } from "@cm/app";
+import { deliveryShares } from "@cm/domain";
 import type { WorkerMetrics } from "../metrics";
 import type { CreateQueueWorker } from "./create-queue-worker";
 import { forKnownKind } from "./known-kind";
@@ -26,7 +27,9 @@ const DECLARE_RETRY_MS = 60_000;
 
 /**
  * Delivers changes to webhook endpoints (docs/webhooks.md): a poll, on a schedule every worker
- * declares, queues a job per endpoint due, and each job delivers that endpoint's batches in order.
+ * declares, queues a job per endpoint due, and each job delivers that endpoint's batches in order,
+ * in one of this worker's slots, when its project's share of them (and the paced endpoints', for
+ * a slow or failing one) has one free.
  * Its queries run on a pool of their own, so that no delivery holds a connection an apply waits
  * for. Without WEBHOOK_SECRET_KEY nothing is delivered (the secrets cannot be opened): said at
  * start when endpoints are waiting.
@@ -47,7 +50,11 @@ export async function webhooksWorker(
       logger.warn({ endpoints: waiting }, "WEBHOOK_SECRET_KEY is not set: no webhook endpoint is delivered to");
     return { close: () => sql.end({ timeout: 5 }) };
   }
-  const deps = { sql, secretKey: Buffer.from(secretKey, "base64") };
+  const deps = {
+    sql,
+    secretKey: Buffer.from(secretKey, "base64"),
+    slots: new DeliverySlots(deliveryShares(settings.concurrency)),
+  };
   const queue = webhooksQueue(connection, config.queuePrefix);
   const logError = logThrottle(10);
   queue.on("error", (error) =>
@@ -72,6 +79,10 @@ export async function webhooksWorker(
   const logFailure = logThrottle(10);
   const counted = (endpoint: string, delivery: WebhookDelivery) => {
     if (delivery.state === "not_due") return;
+    if (delivery.state === "deferred") {
+      metrics.webhookDeliveriesDeferred.inc({ share: delivery.share });
+      return;
+    }
     metrics.webhookBatchesDelivered.inc({ endpoint }, delivery.batches);
     metrics.webhookChangesDelivered.inc({ endpoint }, delivery.changes);
     metrics.webhookLagSeconds.set({ endpoint }, delivery.lagSeconds);

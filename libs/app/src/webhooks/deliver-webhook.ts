@@ -1,14 +1,23 @@
 import { createHash } from "node:crypto";
-import { advanceWebhookCursor, recordWebhookFailure, webhookEndpointToDeliver, type Sql } from "@cm/db";
-import { openSecret, webhookSignature, type ChangeType } from "@cm/domain";
+import {
+  advanceWebhookCursor,
+  recordWebhookFailure,
+  webhookEndpointToDeliver,
+  type Sql,
+  type WebhookEndpointToDeliver,
+} from "@cm/db";
+import { isPaced, openSecret, paceAfterTry, webhookSignature, type ChangeType } from "@cm/domain";
 import { readChangeFeed } from "../changes/read-change-feed";
 import { ChangesTrimmed } from "../errors";
+import type { DeliverySlots, FullShare } from "./delivery-slots";
 import { postWebhook, type WebhookPostSettings } from "./post-webhook";
 
 export interface WebhookDeliveryDeps {
   sql: Sql;
   /** WEBHOOK_SECRET_KEY's bytes: the endpoints' signing secrets are sealed under it. */
   secretKey: Buffer;
+  /** The worker's slots, shared out between projects and paced endpoints. */
+  slots: DeliverySlots;
 }
 
 export interface WebhookDeliverySettings extends WebhookPostSettings {
@@ -19,12 +28,15 @@ export interface WebhookDeliverySettings extends WebhookPostSettings {
 }
 
 /**
- * What one delivery job did: `not_due` when the endpoint was not active or not due; otherwise the
- * batches and changes delivered, and `lagSeconds`, the age of the first change of the last batch
- * tried (0 once caught up). A failed batch says why in `error`, and whether it parked the endpoint.
+ * What one delivery job did: `not_due` when the endpoint was not active or not due; `deferred`
+ * when the share its slot would come from was full (it is queued again at the next poll);
+ * otherwise the batches and changes delivered, and `lagSeconds`, the age of the first change of
+ * the last batch tried (0 once caught up). A failed batch says why in `error`, and whether it
+ * parked the endpoint.
  */
 export type WebhookDelivery =
   | { state: "not_due" }
+  | { state: "deferred"; share: FullShare }
   | { state: "delivered"; batches: number; changes: number; lagSeconds: number }
   | { state: "failed" | "parked"; batches: number; changes: number; lagSeconds: number; error: string };
 
@@ -53,6 +65,10 @@ const failureText = (status: number) =>
  * later, the same changes first (docs/webhooks.md). `stopping`, asked between batches: whether the
  * worker is closing (the next poll's job goes on from the cursor).
  *
+ * It runs in one of the worker's slots (DeliverySlots), or not at all when its project's share,
+ * or the paced endpoints' when it is paced, is full; and a slow answer ends it, its endpoint's
+ * next try put off (paceAfterTry), so that a slow endpoint holds no slot while it waits.
+ *
  * The feed is read with the endpoint's cursor as a reader of `GET /api/v2/changes` would
  * (readChangeFeed): the endpoint gets exactly the changes, and the page, that reader gets.
  */
@@ -62,15 +78,31 @@ export async function deliverToWebhook(
   endpointId: string,
   stopping: () => boolean = () => false,
 ): Promise<WebhookDelivery> {
+  const due = await webhookEndpointToDeliver(deps.sql, endpointId);
+  if (due === null) return { state: "not_due" };
+  const slot = deps.slots.take(due.projectId, isPaced(due));
+  if ("full" in slot) return { state: "deferred", share: slot.full };
+  try {
+    return await deliverBatches(deps, settings, due, stopping);
+  } finally {
+    slot.release();
+  }
+}
+
+async function deliverBatches(
+  deps: WebhookDeliveryDeps,
+  settings: WebhookDeliverySettings,
+  due: WebhookEndpointToDeliver,
+  stopping: () => boolean,
+): Promise<WebhookDelivery> {
   let batches = 0;
   let changes = 0;
   let lagSeconds = 0;
   for (let reads = 0; reads < READS_PER_JOB && !stopping(); reads += 1) {
     // Read again for each batch: a rotation's end, a revocation or a parking made while this job
     // runs holds from its next batch on.
-    const endpoint = await webhookEndpointToDeliver(deps.sql, endpointId);
-    if (endpoint === null)
-      return reads === 0 ? { state: "not_due" } : { state: "delivered", batches, changes, lagSeconds };
+    const endpoint = reads === 0 ? due : await webhookEndpointToDeliver(deps.sql, due.id);
+    if (endpoint === null) return { state: "delivered", batches, changes, lagSeconds };
     const secrets = [endpoint.secretSealed, endpoint.previousSecretSealed]
       .filter((sealed) => sealed !== null)
       .map((sealed) => openSecret(deps.secretKey, sealed));
@@ -103,6 +135,7 @@ export async function deliverToWebhook(
     const body = JSON.stringify(page);
     const id = messageId(endpoint.id, cursor, page.next);
     const timestampS = Math.floor(Date.now() / 1000);
+    const started = performance.now();
     const answer = await postWebhook(
       endpoint.url,
       {
@@ -115,16 +148,19 @@ export async function deliverToWebhook(
       body,
       settings,
     );
+    const tryMs = Math.round(performance.now() - started);
     if (!("status" in answer && answer.status >= 200 && answer.status < 300)) {
       const error = "status" in answer ? failureText(answer.status) : answer.error;
-      const recorded = await recordWebhookFailure(deps.sql, endpoint.id, cursor, { error, ...settings });
+      const recorded = await recordWebhookFailure(deps.sql, endpoint.id, cursor, { error, tryMs, ...settings });
       return { state: recorded?.state === "parked" ? "parked" : "failed", batches, changes, lagSeconds, error };
     }
+    const paceMs = paceAfterTry(tryMs);
     // Not moved: another worker took the job over after a stall and delivered from there.
-    if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next)))
+    if (!(await advanceWebhookCursor(deps.sql, endpoint.id, cursor, page.next, { ms: tryMs, paceMs })))
       return { state: "delivered", batches, changes, lagSeconds };
     batches += 1;
     changes += page.changes.length;
+    if (paceMs > 0) break;
   }
   return { state: "delivered", batches, changes, lagSeconds };
 }
