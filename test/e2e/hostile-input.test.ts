@@ -290,6 +290,28 @@ describe("a body refused before its end leaves a keep-alive connection usable", 
     ["/v1/batch", 400],
     ["/api/v2/batch", 413],
     ["/api/v2/users/track", 413],
+  ])(
+    "answers a body declared past the limit at %s with its status, which the client reads, not a broken pipe",
+    async (door, status) => {
+      // A client still sending when the answer comes sees EPIPE or a reset if the connection is
+      // closed under it: an SDK then retries the batch for ever instead of dropping it.
+      const body = Buffer.alloc(10 * 2 ** 20, 32);
+      for (const path of [door, `${door}?auth_token=${stack.project.authToken}`]) {
+        for (let attempt = 0; attempt < 4; attempt += 1) {
+          const answered = await fetch(`${base}${path}`, { method: "POST", body }).then(
+            (response) => response.status,
+            (error: { cause?: { code?: string } }) => error.cause?.code ?? String(error),
+          );
+          expect(answered, path).toBe(status);
+        }
+      }
+    },
+  );
+
+  it.each([
+    ["/v1/batch", 400],
+    ["/api/v2/batch", 413],
+    ["/api/v2/users/track", 413],
   ])("answers %s, then the next request on the connection", async (door, status) => {
     const path = door.startsWith("/v1") ? door : `${door}?auth_token=${stack.project.authToken}`;
     const next = { path: `/api/v2/users/track?auth_token=${stack.project.authToken}`, body: '{"id":"after-bomb"}' };

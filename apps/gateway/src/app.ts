@@ -8,7 +8,7 @@ import { trackingSpecErrors } from "./errors/tracking-spec-errors";
 import { requestLog } from "./middleware/request-log";
 import { nameRevision } from "./middleware/revision";
 import { securityHeaders } from "./middleware/security-headers";
-import { closeAfterUnreadBody } from "./middleware/unread-body";
+import { drainUnreadBody } from "./middleware/unread-body";
 import { adminQueues } from "./routes/admin-queues";
 import { batchRoutes } from "./routes/batch";
 import { changeRoutes } from "./routes/changes";
@@ -72,7 +72,7 @@ export function createApp(deps: GatewayDeps): Koa {
   healthRoutes(root, deps);
   openApiRoutes(root, api);
 
-  app.use(closeAfterUnreadBody);
+  app.use(drainUnreadBody);
   app.use(securityHeaders);
   app.use(requestLog(deps.logger, deps.metrics));
   // Whatever no router claims, and the dashboard's failures, answer in the API's style.

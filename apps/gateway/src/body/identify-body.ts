@@ -113,6 +113,8 @@ function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clea
 export interface UsersApiBody {
   /** More, after decompression, is 413. */
   maxBytes: number;
+  /** The 413 of a body past maxBytes, or null when its Content-Length does not say it is one. */
+  declaredTooLarge(ctx: Koa.Context): ApiError | null;
   /** `credentialFields`: the top-level fields of a JSON body that may hold the credential, found before it is parsed. */
   read(ctx: Koa.Context, timeoutMs: number, credentialFields: readonly string[]): Promise<IdentifyBodyRead>;
 }
@@ -155,7 +157,11 @@ function usersApiBody(
       slow.clear();
     }
   };
-  return { maxBytes, read };
+  const declaredTooLarge = (ctx: Koa.Context) =>
+    Number(ctx.get("content-length")) > maxBytes && ["", "identity"].includes(ctx.get("content-encoding").trim())
+      ? new ApiError(413, { detail: tooLarge })
+      : null;
+  return { maxBytes, declaredTooLarge, read };
 }
 
 /** A single operation's body: JSON, or a form (docs/integrations.md), of at most 256 KiB. */

@@ -151,6 +151,9 @@ export function bodyOperation<Reply>(
   const handler: Koa.Middleware = async (ctx) => {
     const outside = places.outside(ctx);
     const { owner, verified } = await bodyOwner(ctx, deps, outside);
+    // Refused before it takes any budget or rate: its size is all the client must change.
+    const tooLarge = format.declaredTooLarge(ctx);
+    if (tooLarge !== null) throw tooLarge;
     const declared = declaredBodyBytes(ctx, format.maxBytes);
     if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
       ctx.set("Connection", "close");
