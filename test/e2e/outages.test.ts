@@ -15,6 +15,8 @@ let gateway: RunningGateway;
 const queue = createTestQueuePrefix("outages");
 const postgresProxy = new TcpProxy("127.0.0.1", ADMIN_DATABASE_PORT);
 const redisProxy = new TcpProxy("127.0.0.1", REDIS_PORT);
+/** How long the gateway holds a queue write while Redis is away (REDIS_FAILOVER_HOLD_MS). */
+const REDIS_HOLD_MS = 3_000;
 
 function viaProxy(url: string, port: number): string {
   const proxied = new URL(url);
@@ -28,7 +30,8 @@ async function track(body: object) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() };
+  const retryAfter = response.headers.get("retry-after");
+  return { status: response.status, body: await response.json(), ...(retryAfter === null ? {} : { retryAfter }) };
 }
 
 async function readProfile(id: string, key = project.apiKey) {
@@ -49,6 +52,7 @@ beforeAll(async () => {
   await redisProxy.start();
   const config = testConfig(viaProxy(db.url, postgresProxy.port), queue.prefix, {
     redisUrl: `redis://127.0.0.1:${redisProxy.port}`,
+    redisFailoverHoldMs: REDIS_HOLD_MS,
   });
   gateway = await startGateway(config, testLogger("outages"));
 });
@@ -64,13 +68,27 @@ afterAll(async () => {
 });
 
 describe("Redis unreachable at enqueue", () => {
-  it("answers 500 and never 200, then recovers when Redis is back", async () => {
+  it("holds an identify while Redis is away for less than REDIS_FAILOVER_HOLD_MS, and answers 200 once it is back", async () => {
+    expect((await track({ id: "before-held-outage" })).status).toBe(200);
+    await redisProxy.cut();
+    const held = track({ id: "held-through-outage" });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await redisProxy.restore();
+    expect(await held).toEqual({ status: 200, body: { status: 200, message: "Success." } });
+    expect(await queuedEventIds()).toContain("held-through-outage");
+  });
+
+  it("answers 503 with Retry-After past the hold, never 200 or 500, then recovers when Redis is back", async () => {
     expect((await track({ id: "before-outage" })).status).toBe(200);
 
     await redisProxy.cut();
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => track({ id: `during-outage-${i}` })));
     for (const reply of replies) {
-      expect(reply).toEqual({ status: 500, body: { status: 500, message: "An error occurred with our API" } });
+      expect(reply).toEqual({
+        status: 503,
+        body: { status: 503, message: "Service Unavailable" },
+        retryAfter: "5",
+      });
     }
     const ready = await fetch(`${gateway.url}/readyz`);
     expect(ready.status).toBe(503);

@@ -16,6 +16,8 @@ export interface Load {
   statuses: Record<number, number>;
   /** Answers 200 to requests sent once the new primary was promoted. */
   acceptedAfterPromotion: number;
+  /** The longest any request waited for its answer: what a failover held costs its callers. */
+  slowestMs: number;
 }
 
 /**
@@ -38,6 +40,7 @@ export async function sendLoad(
       body: JSON.stringify(body),
     });
     load.statuses[response.status] = (load.statuses[response.status] ?? 0) + 1;
+    load.slowestMs = Math.max(load.slowestMs, Date.now() - sentAt);
     if (response.status !== 200) return;
     load.identified.push(...identified);
     load.tracked.push(...tracked);
@@ -89,7 +92,7 @@ export function failoverSummary(
 ): string {
   return (
     `${label}: ${outcome.acknowledged} operations answered 200, ${outcome.lost.length} lost, ` +
-    `${outcome.twice.length} applied twice; answers ${JSON.stringify(sent.statuses)}; ` +
+    `${outcome.twice.length} applied twice; answers ${JSON.stringify(sent.statuses)}, the slowest in ${sent.slowestMs} ms; ` +
     `replica promoted ${promotedAfterMs} ms after the kill`
   );
 }

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { InvalidInput } from "@cm/domain";
 import { CredentialLookupsThrottled } from "../../apps/gateway/src/auth/credential-cache";
 import { toApiError } from "../../apps/gateway/src/errors/http-error";
-import { QueueWritesBackedUp } from "../../apps/gateway/src/micro-batcher";
+import { QueueWritesBackedUp, QueueWriteTimedOut } from "../../apps/gateway/src/micro-batcher";
 import { DuplicateTopicName, NotFound, QueueUnavailable } from "@cm/app";
 import { ReplicasBehind } from "@cm/queue";
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "../../apps/gateway/src/use-cases/errors";
@@ -34,7 +34,12 @@ describe("errors/http-error.ts", () => {
     });
     const reused = new IdempotencyKeyReused();
     expect(answer(reused)).toEqual({ status: 422, problems: [{ message: reused.message }], detail: reused.message });
-    for (const unavailable of [new QueueUnavailable(), new QueueWritesBackedUp("late"), new ReplicasBehind("0 of 1")]) {
+    for (const unavailable of [
+      new QueueUnavailable(),
+      new QueueWritesBackedUp("late"),
+      new QueueWriteTimedOut("late"),
+      new ReplicasBehind("0 of 1"),
+    ]) {
       expect(answer(unavailable)).toEqual({ status: 503, code: "unavailable", retryAfterSeconds: 5 });
     }
     expect(answer(new CredentialLookupsThrottled("too many"))).toEqual({
@@ -46,9 +51,17 @@ describe("errors/http-error.ts", () => {
     });
   });
 
-  it("answers Postgres away as unavailable, a kind it does not know and any other error as a failure", () => {
+  it("answers Postgres away and Redis away or failing over as unavailable, a kind it does not know and any other error as a failure", () => {
     const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
     expect(answer(refused)).toEqual({ status: 503, code: "unavailable", retryAfterSeconds: 5 });
+    // What a Redis failover or restart left a write with, once the gateway stopped holding it.
+    for (const failover of [
+      new Error("Stream isn't writeable and enableOfflineQueue options is false"),
+      new Error("Too many Cluster redirections. Last error: ReplyError: CLUSTERDOWN The cluster is down"),
+      new Error("READONLY You can't write against a read only replica."),
+    ]) {
+      expect(answer(failover)).toEqual({ status: 503, code: "unavailable", retryAfterSeconds: 5 });
+    }
     expect(answer(Object.assign(new Error("?"), { kind: "constructor" }))).toEqual({ status: 500 });
     expect(answer(new Error("bug"))).toEqual({ status: 500 });
   });

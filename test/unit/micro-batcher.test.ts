@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { IdentifyEvent } from "@cm/domain";
-import { MicroBatcher, QueueWritesBackedUp } from "../../apps/gateway/src/micro-batcher";
+import { MicroBatcher, QueueWritesBackedUp, QueueWriteTimedOut } from "../../apps/gateway/src/micro-batcher";
 
 const event = (n: number): IdentifyEvent => ({ projectId: 1, key: `i:${n}`, id: String(n), t: n, updateOnly: false });
 
@@ -110,6 +110,7 @@ describe("MicroBatcher", () => {
     // Writes in flight within the deadline are no reason to refuse.
     const first = batcher.enqueue(event(1));
     const second = batcher.enqueue(event(2));
+    await expect(first).rejects.toBeInstanceOf(QueueWriteTimedOut);
     await expect(first).rejects.toThrow(/longer than 50 ms/);
     await expect(second).rejects.toThrow(/longer than 50 ms/);
     // Timers may fire a millisecond early: be surely past the deadline.
@@ -123,5 +124,80 @@ describe("MicroBatcher", () => {
     expect(sent).toEqual([[1], [2], [4]]);
     hung[2]?.();
     await fourth;
+  });
+
+  describe("held through a failover", () => {
+    class Failover extends Error {}
+    const held = {
+      maxBatchSize: 2,
+      maxWaitMs: 60_000,
+      holdMs: 60_000,
+      retryable: (e: unknown) => e instanceof Failover,
+    };
+
+    it("tries a write that failed for a reason that passes again, as the same batch, until it lands", async () => {
+      const tries: { ids: number[]; batchId: string }[] = [];
+      const batcher = new MicroBatcher<IdentifyEvent>(async (events, batchId) => {
+        tries.push({ ids: events.map((e) => e.t), batchId });
+        if (tries.length < 3) throw new Failover("no primary yet");
+      }, held);
+      await Promise.all([batcher.enqueue(event(1)), batcher.enqueue(event(2))]);
+      expect(tries.map((t) => t.ids)).toEqual([
+        [1, 2],
+        [1, 2],
+        [1, 2],
+      ]);
+      expect(new Set(tries.map((t) => t.batchId)).size).toBe(1);
+    });
+
+    it("fails the batch's callers with the last error once the hold is over", async () => {
+      let tries = 0;
+      const batcher = new MicroBatcher<IdentifyEvent>(
+        async () => {
+          tries += 1;
+          throw new Failover(`try ${tries}`);
+        },
+        { ...held, maxBatchSize: 1, holdMs: 120 },
+      );
+      const failed = batcher.enqueue(event(1));
+      await expect(failed).rejects.toBeInstanceOf(Failover);
+      expect(tries).toBeGreaterThan(1);
+      await expect(failed).rejects.toThrow(`try ${tries}`);
+    });
+
+    it("does not try again a write that failed for another reason, nor one that timed out", async () => {
+      let tries = 0;
+      const failing = new MicroBatcher<IdentifyEvent>(
+        async () => {
+          tries += 1;
+          throw new Error("bug");
+        },
+        { ...held, maxBatchSize: 1 },
+      );
+      await expect(failing.enqueue(event(1))).rejects.toThrow("bug");
+      expect(tries).toBe(1);
+      let hung = 0;
+      const stalled = new MicroBatcher<IdentifyEvent>(
+        () => {
+          hung += 1;
+          return new Promise<void>(() => {});
+        },
+        { ...held, maxBatchSize: 1, writeTimeoutMs: 20 },
+      );
+      await expect(stalled.enqueue(event(2))).rejects.toBeInstanceOf(QueueWriteTimedOut);
+      expect(hung).toBe(1);
+    });
+
+    it("drain waits for a batch held between tries", async () => {
+      let tries = 0;
+      const batcher = new MicroBatcher<IdentifyEvent>(async () => {
+        tries += 1;
+        if (tries < 3) throw new Failover("no primary yet");
+      }, held);
+      const pending = batcher.enqueue(event(1));
+      await batcher.drain();
+      expect(tries).toBe(3);
+      await pending;
+    });
   });
 });

@@ -105,6 +105,12 @@ describe("typia transform", () => {
     expect(loadConfig({ REDIS_REPLICAS_ACK_TIMEOUT_MS: "1000" }).redisReplicasAck.timeoutMs).toBe(1000);
   });
 
+  it("reads how long a queue write is held through a failover", () => {
+    expect(loadConfig({}).redisFailoverHoldMs).toBe(8_000);
+    expect(loadConfig({ REDIS_FAILOVER_HOLD_MS: "0" }).redisFailoverHoldMs).toBe(0);
+    expect(() => loadConfig({ REDIS_FAILOVER_HOLD_MS: "90000" })).toThrow(/redisFailoverHoldMs/);
+  });
+
   it("reads a Redis Cluster's nodes and the intake's shards", () => {
     expect(loadConfig({})).toMatchObject({ redisCluster: undefined, intakeQueueShards: 1 });
     expect(

@@ -10,9 +10,11 @@ import {
   eventShard,
   operationShard,
   intakeQueues,
+  isRedisFailover,
   producerConnection,
   topicFanoutQueue,
   webhooksQueue,
+  type BatchJobOptions,
   type RedisConnection,
 } from "@cm/queue";
 import type { Queue } from "bullmq";
@@ -104,7 +106,7 @@ export function gatewayDeps(
   /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
   const shardedBatcher = <Item, Data>(
     shards: Queue<Data>[],
-    add: (queue: Queue<Data>, items: Item[]) => Promise<unknown>,
+    add: (queue: Queue<Data>, items: Item[], options: BatchJobOptions) => Promise<unknown>,
     { size, maxBytes, waitMs, writeTimeoutMs }: MicroBatchSettings,
     onBatch: (size: number) => void,
     shardOf: (item: Item, shards: number) => number,
@@ -113,10 +115,17 @@ export function gatewayDeps(
       shards.map(
         (queue) =>
           new MicroBatcher<Item>(
-            async (items) => {
-              await add(queue, items);
+            async (items, batchId) => {
+              await add(queue, items, { jobId: batchId });
             },
-            { maxBatchSize: size, maxBatchBytes: maxBytes, maxWaitMs: waitMs, writeTimeoutMs },
+            {
+              maxBatchSize: size,
+              maxBatchBytes: maxBytes,
+              maxWaitMs: waitMs,
+              writeTimeoutMs,
+              holdMs: config.redisFailoverHoldMs,
+              retryable: isRedisFailover,
+            },
             onBatch,
           ),
       ),

@@ -1,3 +1,6 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+
 export interface MicroBatcherOptions {
   /** A batch is written as soon as it holds this many items... */
   maxBatchSize: number;
@@ -10,12 +13,19 @@ export interface MicroBatcherOptions {
   /** ...or this long after its first item arrived, whichever comes first. */
   maxWaitMs: number;
   /**
-   * A write that takes longer fails its callers (it may still land: they were not told 200).
-   * While a write stays unsettled past it, Redis is not answering (stalled): new batches are
-   * refused without being sent, so that the writes that may land after their callers were
+   * A try of a write that takes longer fails its callers (it may still land: they were not told
+   * 200). While a try stays unsettled past it, Redis is not answering (stalled): new batches
+   * are refused without being sent, so that the writes that may land after their callers were
    * told they failed stay few.
    */
   writeTimeoutMs: number;
+  /**
+   * A try that fails for a reason that passes (`retryable`: Redis away, or changing primaries) is
+   * tried again, as the same batch, until one succeeds or this long has passed since the first:
+   * a failover that ends within it costs the batch's callers latency, not an error.
+   */
+  holdMs: number;
+  retryable: (error: unknown) => boolean;
 }
 
 /** A batch refused without being written, because an earlier write has not settled in time. */
@@ -23,10 +33,19 @@ export class QueueWritesBackedUp extends Error {
   readonly kind = "queue_backed_up";
 }
 
+/** A try of a write that Redis did not answer within writeTimeoutMs: it may still land. */
+export class QueueWriteTimedOut extends Error {
+  readonly kind = "queue_write_timed_out";
+}
+
+/** Pauses between the tries of a held write: short, since a promoted primary takes writes at once. */
+const FIRST_RETRY_MS = 50;
+const LAST_RETRY_MS = 250;
+
 function withDeadline(work: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`queue write took longer than ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new QueueWriteTimedOut(`queue write took longer than ${ms} ms`)), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
@@ -42,24 +61,33 @@ const DEFAULTS: MicroBatcherOptions = {
   maxBatchBytes: 1024 * 1024,
   maxWaitMs: 2,
   writeTimeoutMs: 2_000,
+  holdMs: 0,
+  retryable: () => false,
 };
 
 /**
  * Groups items of one job kind (profile operations, tracked events) accepted at about the same
  * time into one queue write. Each caller's promise settles with the write that holds its item:
  * success only once that write has succeeded, failure for exactly the items of a failed (or
- * timed out, or refused) write.
+ * timed out, or refused) write. A write held through a failover may land after a later batch's:
+ * the workers apply a user's operations by their stamps, whatever their jobs' order.
  */
 export class MicroBatcher<Item> {
   private readonly options: MicroBatcherOptions;
   private pending: Pending<Item>[] = [];
   private pendingBytes = 0;
   private timer: NodeJS.Timeout | null = null;
-  /** Writes Redis has not settled yet, with when each was sent (in that order). */
+  /** Tries Redis has not settled yet, with when each was sent (in that order). */
   private readonly writes = new Map<Promise<void>, number>();
+  /** Batches not yet settled for their callers, those held between tries included. */
+  private readonly batches = new Set<Promise<void>>();
 
+  /**
+   * `write` queues a batch; `batchId` is the same for every try of one batch, so that a try that
+   * landed before its connection failed is not queued again by the next (the job's id).
+   */
   constructor(
-    private readonly write: (items: Item[]) => Promise<void>,
+    private readonly write: (items: Item[], batchId: string) => Promise<void>,
     options: Partial<MicroBatcherOptions> = {},
     private readonly onBatch: (size: number) => void = () => {},
   ) {
@@ -78,10 +106,10 @@ export class MicroBatcher<Item> {
     });
   }
 
-  /** Writes what is pending now and waits for every write in flight. */
+  /** Writes what is pending now and waits for every write in flight, and every batch held. */
   async drain(): Promise<void> {
     this.flush();
-    await Promise.allSettled([...this.writes.keys()]);
+    await Promise.allSettled([...this.batches, ...this.writes.keys()]);
   }
 
   private flush(): void {
@@ -93,24 +121,56 @@ export class MicroBatcher<Item> {
     const batch = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    const oldest = this.writes.values().next().value;
-    if (oldest !== undefined && Date.now() - oldest >= this.options.writeTimeoutMs) {
-      const refused = new QueueWritesBackedUp(`a queue write has not settled for ${Date.now() - oldest} ms`);
+    const refused = this.backedUp();
+    if (refused !== null) {
       batch.forEach((p) => p.reject(refused));
       return;
     }
     this.onBatch(batch.length);
-    const written = this.write(batch.map((p) => p.item));
-    // The write stays tracked until Redis settles it, even after its callers gave up on it.
+    const written = this.writeHeld(
+      batch.map((p) => p.item),
+      randomUUID(),
+    );
+    this.batches.add(written);
+    written
+      .then(
+        () => batch.forEach((p) => p.resolve()),
+        (error: unknown) => batch.forEach((p) => p.reject(error)),
+      )
+      .finally(() => this.batches.delete(written));
+  }
+
+  /** Why a batch must not be sent now: a try unsettled past the deadline (Redis stalled). */
+  private backedUp(): QueueWritesBackedUp | null {
+    const oldest = this.writes.values().next().value;
+    if (oldest === undefined || Date.now() - oldest < this.options.writeTimeoutMs) return null;
+    return new QueueWritesBackedUp(`a queue write has not settled for ${Date.now() - oldest} ms`);
+  }
+
+  /** Tries the batch until a try succeeds, fails for a reason that does not pass, or the hold is over. */
+  private async writeHeld(items: Item[], batchId: string): Promise<void> {
+    const holdUntil = Date.now() + this.options.holdMs;
+    for (let pause = FIRST_RETRY_MS; ; pause = Math.min(2 * pause, LAST_RETRY_MS)) {
+      try {
+        return await this.tryWrite(items, batchId);
+      } catch (error) {
+        if (!this.options.retryable(error) || Date.now() + pause > holdUntil) throw error;
+      }
+      await sleep(pause);
+      const refused = this.backedUp();
+      if (refused !== null) throw refused;
+    }
+  }
+
+  /** One try, failed at the deadline, and tracked until Redis settles it, even after its callers gave up on it. */
+  private tryWrite(items: Item[], batchId: string): Promise<void> {
+    const written = this.write(items, batchId);
     this.writes.set(written, Date.now());
     written.then(
       () => this.writes.delete(written),
       () => this.writes.delete(written),
     );
-    withDeadline(written, this.options.writeTimeoutMs).then(
-      () => batch.forEach((p) => p.resolve()),
-      (error: unknown) => batch.forEach((p) => p.reject(error)),
-    );
+    return withDeadline(written, this.options.writeTimeoutMs);
   }
 }
 

@@ -20,6 +20,12 @@ export interface Config {
   redisCluster?: RedisClusterSettings;
   /** What a queued operation must reach before it is answered 200 (REDIS_REPLICAS_ACK). */
   redisReplicasAck: ReplicasAckSettings;
+  /**
+   * How long the gateway holds a queue write that failed because Redis is away or changing
+   * primaries, trying it again, before its requests are answered 503 (REDIS_FAILOVER_HOLD_MS):
+   * a failover that ends within it costs latency, not errors. 0: answered at once.
+   */
+  redisFailoverHoldMs: number & tags.Type<"uint32"> & tags.Maximum<60000>;
   port: number & tags.Type<"uint32"> & tags.Maximum<65535>;
   logLevel: LogLevel;
   /**
@@ -171,7 +177,7 @@ export interface MicroBatchSettings {
   size: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<5000>;
   maxBytes: number & tags.Type<"uint32"> & tags.Minimum<1024>;
   waitMs: number & tags.Type<"uint32"> & tags.Maximum<1000>;
-  /** A queue write of a micro-batch that takes longer fails its requests (500). */
+  /** A try of a micro-batch's queue write that takes longer fails its requests (503). */
   writeTimeoutMs: number & tags.Type<"uint32"> & tags.Minimum<100> & tags.Maximum<60000>;
 }
 
@@ -294,6 +300,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
       replicas: numberOr(env.REDIS_REPLICAS_ACK, 0),
       timeoutMs: numberOr(env.REDIS_REPLICAS_ACK_TIMEOUT_MS, 500),
     },
+    redisFailoverHoldMs: numberOr(env.REDIS_FAILOVER_HOLD_MS, 8_000),
     port: numberOr(env.PORT, 3000),
     logLevel: env.LOG_LEVEL ?? "info",
     redisDurability: env.REDIS_DURABILITY ?? "require",

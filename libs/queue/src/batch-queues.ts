@@ -45,8 +45,11 @@ export const EVENTS_JOB_OPTIONS: JobsOptions = TRIED_UNTIL_APPLIED;
  */
 export const IMPORT_JOB_PRIORITY = 1;
 
-/** How a producer queues its batch jobs beyond their kind's job options: a priority, or none (live traffic). */
-export type BatchJobOptions = Pick<JobsOptions, "priority">;
+/**
+ * How a producer queues its batch jobs beyond their kind's job options: a priority, or none (live
+ * traffic); an id, the same for each try of one batch, so that a try that landed is not queued twice.
+ */
+export type BatchJobOptions = Pick<JobsOptions, "priority" | "jobId">;
 
 /** Shard `shard` of the profile operations queue (the queue itself, with one shard). */
 export function profileOperationsQueue(

@@ -1,5 +1,5 @@
 import type { Config } from "@cm/config";
-import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from "ioredis";
 import type { RedisConnection } from "./redis-nodes";
 import { acknowledgeWrites } from "./replica-acknowledgement";
 
@@ -22,10 +22,16 @@ export interface QueuesAt {
  * moves slots or promotes a replica (MOVED, a node lost). REDIS_URL gives every node's user,
  * password and TLS (rediss:).
  */
-function clusterConnection(settings: RedisSettings, nodes: ClusterNode[], given: RedisOptions): Cluster {
+function clusterConnection(
+  settings: RedisSettings,
+  nodes: ClusterNode[],
+  given: RedisOptions,
+  clusterOptions: ClusterOptions,
+): Cluster {
   const url = new URL(settings.redisUrl);
   const { enableOfflineQueue, ...redisOptions } = given;
   return new Cluster(nodes, {
+    ...clusterOptions,
     ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
     redisOptions: {
       ...redisOptions,
@@ -44,8 +50,14 @@ function clusterConnection(settings: RedisSettings, nodes: ClusterNode[], given:
  * ended it for good (status "end": every write 500 until a restart, in test/faults/redis-failover).
  * Without Sentinels, a managed service's failover moves its address (DNS) to the promoted replica.
  */
-function connection(settings: RedisSettings, given: RedisOptions): RedisConnection {
-  if (settings.redisCluster !== undefined) return clusterConnection(settings, settings.redisCluster.nodes, given);
+function connection(
+  settings: RedisSettings,
+  given: RedisOptions,
+  clusterOptions: ClusterOptions = {},
+): RedisConnection {
+  if (settings.redisCluster !== undefined) {
+    return clusterConnection(settings, settings.redisCluster.nodes, given, clusterOptions);
+  }
   const options: RedisOptions = {
     ...given,
     // A write that reaches a primary demoted meanwhile is refused (READONLY): reconnect, to the new one.
@@ -65,17 +77,19 @@ function connection(settings: RedisSettings, given: RedisOptions): RedisConnecti
 }
 
 /**
- * Producers fail fast while Redis is away, so a request gets its 500 at once instead of
- * waiting in an offline queue; consumers (BullMQ workers) must retry forever instead. A
+ * Producers fail fast while Redis is away instead of waiting in an offline queue: the gateway
+ * holds a write through a failover itself, trying it again within REDIS_FAILOVER_HOLD_MS, each try
+ * within its write timeout; consumers (BullMQ workers) must retry forever instead. On a cluster, a
+ * command goes through at most 4 redirections, not ioredis's 16 (100 ms apart while the cluster
+ * is down or a node is lost: 1.6 s, which with the WAIT after it outlasted a try's 2 s). A
  * producer's job writes wait for the replicas REDIS_REPLICAS_ACK asks for (batch-queues.ts).
  */
 export function producerConnection(settings: RedisSettings): RedisConnection {
-  const redis = connection(settings, {
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    commandTimeout: 5_000,
-    connectTimeout: 5_000,
-  });
+  const redis = connection(
+    settings,
+    { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 5_000, connectTimeout: 5_000 },
+    { maxRedirections: 4 },
+  );
   acknowledgeWrites(redis, settings.redisReplicasAck.replicas, settings.redisReplicasAck.timeoutMs);
   return redis;
 }

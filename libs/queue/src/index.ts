@@ -5,6 +5,7 @@ export * from "./maintenance-queue";
 export * from "./names";
 export * from "./payloads";
 export * from "./redis-durability";
+export * from "./redis-failover";
 export * from "./redis-nodes";
 export * from "./replica-acknowledgement";
 export * from "./topic-fanout-queue";

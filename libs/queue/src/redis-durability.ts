@@ -81,14 +81,25 @@ export async function checkRedisDurability(
 }
 
 /**
- * Replicas of the primary this connection reaches that are in sync with it (INFO replication):
- * on a cluster, of the primary that has the fewest, since each replicates its own slots' writes.
+ * A replica acknowledges its primary's stream every second (INFO's `lag`: seconds since its
+ * last acknowledgement). One silent for longer, stalled or cut off though its link is still
+ * `online` until repl-timeout (60 s), cannot confirm a write now.
  */
-export async function onlineReplicas(connection: RedisConnection): Promise<number> {
+export const REPLICA_SILENT_LIMIT_S = 2;
+
+/**
+ * Replicas of the primary this connection reaches that are in sync with it (INFO replication:
+ * online, and heard from within REPLICA_SILENT_LIMIT_S): on a cluster, of the primary that has
+ * the fewest, since each replicates its own slots' writes.
+ */
+export async function replicasInSync(connection: RedisConnection): Promise<number> {
   const counts = await Promise.all(
     (await primariesOf(connection)).map(async (redis) => {
-      const info = await redis.info("replication");
-      return info.match(/^slave\d+:.*state=online/gm)?.length ?? 0;
+      const replicas = (await redis.info("replication")).match(/^slave\d+:.*$/gm) ?? [];
+      return replicas.filter((replica) => {
+        const lag = Number(/,lag=(\d+)/.exec(replica)?.[1] ?? Infinity);
+        return replica.includes("state=online") && lag <= REPLICA_SILENT_LIMIT_S;
+      }).length;
     }),
   );
   return counts.length === 0 ? 0 : Math.min(...counts);
@@ -108,7 +119,8 @@ async function clusterState(connection: RedisConnection): Promise<string> {
  * For readiness probes: Redis answers (a cluster's state is ok), has room (below 95% of maxmemory, so that traffic moves
  * elsewhere before writes fail), and, where durability is required, cannot lose jobs; where
  * writes wait for replicas (`replicasAck`), the primary has that many in sync, or every write
- * would wait for them in vain and be answered 503.
+ * would wait for them in vain and be answered 503: within seconds of a replica stalling, and
+ * ready again once it acknowledges.
  */
 export async function checkRedisReady(
   redis: RedisConnection,
@@ -119,7 +131,7 @@ export async function checkRedisReady(
     clusterState(redis),
     redisMemoryUse(redis),
     mode === "require" ? redisDurabilityProblems(redis) : Promise.resolve([]),
-    replicasAck > 0 ? onlineReplicas(redis) : Promise.resolve(0),
+    replicasAck > 0 ? replicasInSync(redis) : Promise.resolve(0),
   ]);
   if (state !== "ok") throw new NotReady(`the Redis Cluster's state is ${state}`);
   if (memory >= REDIS_MEMORY_READY_LIMIT) throw new NotReady(`Redis is at ${Math.round(memory * 100)}% of maxmemory`);

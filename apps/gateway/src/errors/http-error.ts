@@ -23,6 +23,8 @@ const ANSWERS: Record<string, (error: NamedError) => ApiError> = {
   // tokens passes: the client should come back, not give up.
   queue_unavailable: () => ApiError.unavailable(),
   queue_backed_up: () => ApiError.unavailable(),
+  // Redis did not answer a write in time: it may still land, but it is not promised.
+  queue_write_timed_out: () => ApiError.unavailable(),
   // Too few Redis replicas confirmed the job in time (REDIS_REPLICAS_ACK): a failover is under way
   // or a replica is behind. It is on the primary and may still be applied, but it is not promised.
   replicas_behind: () => ApiError.unavailable(),
