@@ -177,6 +177,20 @@ describe("API keys", () => {
     expect((await call("DELETE", `/keys/${keyOf(writeless)}`, writeless)).status).toBe(403);
   });
 
+  it("names the methods a path has, for any other", async () => {
+    const allowed: [string, string, string][] = [
+      ["PATCH", "/keys", "GET, POST"],
+      ["GET", "/keys/1", "DELETE"],
+      ["DELETE", "/webhooks", "GET"],
+      ["GET", "/webhooks/1/replay", "POST"],
+    ];
+    for (const [method, path, allow] of allowed) {
+      const reply = await call(method, path, null);
+      expect(reply, `${method} ${path}`).toMatchObject({ status: 405, body: { error: "method_not_allowed" } });
+      expect(reply.headers.get("allow")).toBe(allow);
+    }
+  });
+
   it("lets a key revoke itself", async () => {
     const self = await stack.project.keyWith(["keys:write"]);
     expect((await call("DELETE", `/keys/${keyOf(self)}`, self)).status).toBe(204);

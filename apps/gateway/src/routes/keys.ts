@@ -4,7 +4,7 @@ import type Router from "@koa/router";
 import type { Access, Postgres } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
-import { apiRoute } from "./register";
+import { apiRoute, otherMethodsNotAllowed } from "./register";
 import { ROUTES } from "./table";
 
 /** api.md "API keys": the project's keys, managed by a key holding keys:read or keys:write. */
@@ -29,4 +29,7 @@ export function keyRoutes(router: Router<ApiState>, deps: Access & Postgres): vo
     deps.credentials.forget(id);
     ctx.status = 204;
   });
+
+  otherMethodsNotAllowed(router, ROUTES.listKeys.path);
+  otherMethodsNotAllowed(router, ROUTES.revokeKey.path);
 }

@@ -4,7 +4,7 @@ import type Router from "@koa/router";
 import type { Access, Postgres } from "../deps";
 import { ApiError } from "../errors/api-error";
 import type { ApiState } from "../state";
-import { apiRoute } from "./register";
+import { apiRoute, otherMethodsNotAllowed } from "./register";
 import { ROUTES } from "./table";
 
 /** api.md "Webhooks": the project's endpoints and where each stands; a parked one replayed. */
@@ -19,4 +19,7 @@ export function webhookRoutes(router: Router<ApiState>, deps: Access & Postgres)
     await replayWebhook(deps, { id, projectId: ctx.state.credential.projectId });
     ctx.status = 204;
   });
+
+  otherMethodsNotAllowed(router, ROUTES.listWebhooks.path);
+  otherMethodsNotAllowed(router, ROUTES.replayWebhook.path);
 }
