@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findCredential } from "@cm/db";
-import { parseToken } from "@cm/domain";
+import { parseToken, PERMISSIONS } from "@cm/domain";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { childEnv, testConfig } from "../support/env";
 import { runCtl } from "../support/processes";
@@ -44,10 +44,7 @@ describe("ctl", () => {
     });
     const stored =
       await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
-    expect(stored.map((row) => row.permissions)).toEqual([
-      [],
-      ["campaign:read", "campaign:write", "profile:read", "changes:read"],
-    ]);
+    expect(stored.map((row) => row.permissions)).toEqual([[], [...PERMISSIONS]]);
     const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
     for (const token of [created.auth_token, created.api_key]) {
       const secret = parseToken(token)?.secret as string;
@@ -89,7 +86,7 @@ describe("ctl", () => {
     expect(await findCredential(db.sql, first)).toMatchObject({ projectId: project.id });
     expect(await findCredential(db.sql, rotated.api_key)).toMatchObject({
       projectId: project.id,
-      permissions: ["campaign:read", "campaign:write", "profile:read", "changes:read"],
+      permissions: [...PERMISSIONS],
     });
 
     const listed = await ctlJson(["key", "list", "--project", String(project.id)]);

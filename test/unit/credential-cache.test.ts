@@ -6,7 +6,7 @@ import {
   CredentialStoreUnavailable,
 } from "../../apps/gateway/src/auth/credential-cache";
 
-const CREDENTIAL: Credential = { projectId: 7, kind: "api_key", permissions: ["campaign:read"] };
+const CREDENTIAL = { id: "41", projectId: 7, kind: "api_key", permissions: ["campaign:read"] } as Credential;
 
 function fakeStore() {
   const store = {
@@ -62,6 +62,20 @@ describe("CredentialCache", () => {
     await expect(cache.verify("other")).rejects.toBeInstanceOf(CredentialStoreUnavailable);
     now = 1500;
     await expect(cache.verify("good")).rejects.toBeInstanceOf(CredentialStoreUnavailable);
+  });
+
+  it("forgets the verdicts on a credential revoked through it, and only those", async () => {
+    const store = fakeStore();
+    const other = { ...CREDENTIAL, id: "42" };
+    store.known.set("other", other);
+    const cache = new CredentialCache(store.lookup, { ttlMs: 30_000 }, () => 0);
+    expect(await cache.verify("good")).toEqual(CREDENTIAL);
+    expect(await cache.verify("other")).toEqual(other);
+    store.known.delete("good");
+    cache.forget("41");
+    expect(await cache.verify("good")).toBeNull();
+    expect(await cache.verify("other")).toEqual(other);
+    expect(store.calls).toBe(3);
   });
 
   it("forgets the oldest verdicts beyond its size", async () => {

@@ -5,7 +5,7 @@ import { InvalidInput } from "@cm/domain";
 import { CredentialLookupsThrottled } from "../../apps/gateway/src/auth/credential-cache";
 import { toApiError } from "../../apps/gateway/src/errors/http-error";
 import { QueueWritesBackedUp, QueueWriteTimedOut } from "../../apps/gateway/src/micro-batcher";
-import { DuplicateTopicName, NotFound, QueueUnavailable } from "@cm/app";
+import { DuplicateTopicName, NotFound, PermissionsNotHeld, QueueUnavailable, WebhookNotParked } from "@cm/app";
 import { ReplicasBehind } from "@cm/queue";
 import { IdempotencyKeyInFlight, IdempotencyKeyReused } from "../../apps/gateway/src/use-cases/errors";
 
@@ -25,6 +25,13 @@ describe("errors/http-error.ts", () => {
     });
     const duplicate = new DuplicateTopicName("Weekly");
     expect(answer(duplicate)).toEqual({ status: 409, problems: [{ message: duplicate.message }] });
+    const lacking = new PermissionsNotHeld(["campaign:write", "keys:write"]);
+    expect(answer(lacking)).toEqual({ status: 403, problems: [{ path: "permissions", message: lacking.message }] });
+    expect(lacking.message).toBe(
+      "this key does not hold campaign:write, keys:write: a key can only create keys with permissions it holds",
+    );
+    const notParked = new WebhookNotParked("active");
+    expect(answer(notParked)).toEqual({ status: 409, problems: [{ message: notParked.message }] });
     const inFlight = new IdempotencyKeyInFlight();
     expect(answer(inFlight)).toEqual({
       status: 409,

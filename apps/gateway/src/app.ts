@@ -16,11 +16,13 @@ import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
 import { journeyRoutes } from "./routes/journeys";
+import { keyRoutes } from "./routes/keys";
 import { openApiRoutes } from "./routes/openapi";
 import { profileRoutes } from "./routes/profiles";
 import { topicRoutes } from "./routes/topics";
 import { trackingSpecRoutes } from "./routes/tracking-spec";
 import { userRoutes } from "./routes/users";
+import { webhookRoutes } from "./routes/webhooks";
 import type { ApiState, IdentifyState } from "./state";
 
 export const API_PREFIX = "/api/v2";
@@ -60,6 +62,8 @@ export function createApp(deps: GatewayDeps): Koa {
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
   changeRoutes(api, deps);
+  keyRoutes(api, deps);
+  webhookRoutes(api, deps);
 
   // Any other path under /api/v2 is Vero's, whose 404 is its own (a Magento module reads
   // `message` from every answer). Matched after the API router, whose profile read is

@@ -20,6 +20,24 @@ export class DuplicateTopicName extends Error {
   }
 }
 
+/** A key asked for a key with permissions it does not hold itself: no key gives more than it has. */
+export class PermissionsNotHeld extends Error {
+  readonly kind = "permissions_not_held";
+
+  constructor(readonly lacking: readonly string[]) {
+    super(`this key does not hold ${lacking.join(", ")}: a key can only create keys with permissions it holds`);
+  }
+}
+
+/** Only a parked webhook endpoint can be replayed: an active one is being delivered to, a revoked one never again. */
+export class WebhookNotParked extends Error {
+  readonly kind = "webhook_not_parked";
+
+  constructor(readonly state: string) {
+    super(`the endpoint is ${state}, not parked: only a parked endpoint is replayed`);
+  }
+}
+
 /** A write that needs the queue could not reach it; nothing was changed. */
 export class QueueUnavailable extends Error {
   readonly kind = "queue_unavailable";

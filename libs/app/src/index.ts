@@ -35,3 +35,6 @@ export * from "./webhooks/post-webhook";
 export * from "./webhooks/queue-webhook-deliveries";
 export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-hosts";
+export * from "./webhooks/webhook-standing";
+
+export * from "./keys/api-keys";

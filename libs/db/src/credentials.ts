@@ -10,12 +10,28 @@ import {
 import type { Db, Sql } from "./connect";
 
 export interface Credential {
+  /** Its row's id, the token's middle part: what a revocation names. */
+  id: string;
   projectId: number;
   kind: CredentialKind;
   permissions: Permission[];
   /** The project's secret of its stored profile keys (libs/domain storedProfileKey). */
   profileKeySecret: Buffer;
 }
+
+/** A credential as an operator may see it: never its secret. */
+export interface CredentialSummary {
+  id: string;
+  kind: CredentialKind;
+  permissions: Permission[];
+  createdAt: Date;
+  /** When it stops working: revoked, or the end of a rotation's grace period. */
+  revokedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+const SUMMARY_COLUMNS = `id::text AS id, kind, permissions, created_at AS "createdAt", revoked_at AS "revokedAt",
+  expires_at AS "expiresAt"`;
 
 /** Creates a credential and returns the token; the token is never stored and cannot be shown again. */
 export async function createCredential(
@@ -24,12 +40,23 @@ export async function createCredential(
   kind: CredentialKind,
   permissions: readonly Permission[] = [],
 ): Promise<string> {
+  return (await issueCredential(sql, projectId, kind, permissions)).token;
+}
+
+/** createCredential, with the new credential as a list shows it. */
+export async function issueCredential(
+  sql: Db,
+  projectId: number,
+  kind: CredentialKind,
+  permissions: readonly Permission[] = [],
+): Promise<{ token: string; credential: CredentialSummary }> {
   const secret = newSecret();
-  const [row] = await sql<{ id: string }[]>`
+  const [row] = await sql<CredentialSummary[]>`
     INSERT INTO credentials (project_id, kind, secret_hash, permissions)
     VALUES (${projectId}, ${kind}, ${hashSecret(secret)}, ${sql.array(permissions as Permission[])})
-    RETURNING id`;
-  return formatToken(kind, (row as { id: string }).id, secret);
+    RETURNING ${sql.unsafe(SUMMARY_COLUMNS)}`;
+  const credential = row as CredentialSummary;
+  return { token: formatToken(kind, credential.id, secret), credential };
 }
 
 /** The credential a token stands for, or null when the token is malformed, unknown or revoked. */
@@ -45,6 +72,7 @@ export async function findCredential(sql: Db, token: string): Promise<Credential
        AND (c.expires_at IS NULL OR c.expires_at > now())`;
   if (row === undefined || !secretMatches(parsed.secret, row.secret_hash)) return null;
   return {
+    id: parsed.id,
     projectId: row.project_id,
     kind: parsed.kind,
     permissions: row.permissions,
@@ -52,33 +80,30 @@ export async function findCredential(sql: Db, token: string): Promise<Credential
   };
 }
 
-/** A credential as an operator may see it: never its secret. */
-export interface CredentialSummary {
-  id: string;
-  kind: CredentialKind;
-  permissions: Permission[];
-  createdAt: Date;
-  /** When it stops working: revoked, or the end of a rotation's grace period. */
-  revokedAt: Date | null;
-  expiresAt: Date | null;
-}
-
 /** A project's credentials of one kind, oldest first, those revoked or expired included. */
 export async function listCredentials(sql: Db, projectId: number, kind: CredentialKind): Promise<CredentialSummary[]> {
   return sql<CredentialSummary[]>`
-    SELECT id::text AS id, kind, permissions, created_at AS "createdAt", revoked_at AS "revokedAt",
-           expires_at AS "expiresAt"
+    SELECT ${sql.unsafe(SUMMARY_COLUMNS)}
       FROM credentials
      WHERE project_id = ${projectId} AND kind = ${kind}
      -- credentials.id: a bare "id" is the text column above, which put key 10 before key 9
      ORDER BY credentials.id`;
 }
 
-/** Stops a credential at once; false when there is no such credential of that kind, or it stopped already. */
-export async function revokeCredential(sql: Db, id: string, kind: CredentialKind): Promise<boolean> {
+/**
+ * Stops a credential at once; false when there is no such credential of that kind (of the project,
+ * when one is named), or it stopped already.
+ */
+export async function revokeCredential(
+  sql: Db,
+  id: string,
+  kind: CredentialKind,
+  projectId: number | null = null,
+): Promise<boolean> {
   const rows = await sql`
     UPDATE credentials SET revoked_at = now()
      WHERE id = ${id} AND kind = ${kind} AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+       ${projectId === null ? sql`` : sql`AND project_id = ${projectId}`}
     RETURNING 1`;
   return rows.length > 0;
 }

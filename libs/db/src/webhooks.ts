@@ -14,6 +14,11 @@ export interface WebhookEndpointSummary {
   failingSince: Date | null;
   failedTries: number;
   lastError: string | null;
+  /**
+   * When the try that failed with `lastError` ended; null without one. A failure recorded before
+   * migration 028 (or by a worker of an older release) shows its batch's first failure.
+   */
+  lastFailedAt: Date | null;
   nextTryAt: Date;
   lastDeliveredAt: Date | null;
   /** How long its last try took, answered or not (a slow one paces it); null before its first. */
@@ -26,6 +31,7 @@ export interface WebhookEndpointSummary {
 
 const SUMMARY_COLUMNS = `id::text AS id, project_id AS "projectId", url, types, state, cursor,
   failing_since AS "failingSince", failed_tries AS "failedTries", last_error AS "lastError",
+  CASE WHEN last_error IS NOT NULL THEN coalesce(last_failed_at, failing_since, created_at) END AS "lastFailedAt",
   next_try_at AS "nextTryAt", last_delivered_at AS "lastDeliveredAt", last_try_ms AS "lastTryMs",
   created_at AS "createdAt",
   state_changed_at AS "stateChangedAt",
@@ -83,17 +89,32 @@ export async function rotateWebhookSecret(
   return row ?? null;
 }
 
+/** The endpoint's own project, or any when null. */
+const ofProject = (sql: Db, projectId: number | null) =>
+  projectId === null ? sql`` : sql`AND project_id = ${projectId}`;
+
 /**
  * Puts a parked endpoint back to work from where it stopped (the batch it failed comes first);
- * false when there is no such endpoint parked.
+ * false when there is no such endpoint parked (of the project, when one is named).
  */
-export async function unparkWebhookEndpoint(sql: Db, id: string): Promise<boolean> {
+export async function unparkWebhookEndpoint(sql: Db, id: string, projectId: number | null = null): Promise<boolean> {
   const rows = await sql`
     UPDATE webhook_endpoints
        SET state = 'active', state_changed_at = now(), failing_since = NULL, failed_tries = 0, next_try_at = now()
-     WHERE id = ${id} AND state = 'parked'
+     WHERE id = ${id} AND state = 'parked' ${ofProject(sql, projectId)}
     RETURNING 1`;
   return rows.length > 0;
+}
+
+/** The endpoint's state, null when there is no such endpoint of the project. */
+export async function webhookEndpointState(
+  sql: Db,
+  id: string,
+  projectId: number,
+): Promise<WebhookEndpointState | null> {
+  const [row] = await sql<{ state: WebhookEndpointState }[]>`
+    SELECT state FROM webhook_endpoints WHERE id = ${id} ${ofProject(sql, projectId)}`;
+  return row?.state ?? null;
 }
 
 /** The active endpoints due for a try, those waiting longest first. */
@@ -147,7 +168,8 @@ export async function advanceWebhookCursor(
 ): Promise<boolean> {
   const rows = await sql`
     UPDATE webhook_endpoints
-       SET cursor = ${to}, failing_since = NULL, failed_tries = 0, last_error = NULL, last_delivered_at = now(),
+       SET cursor = ${to}, failing_since = NULL, failed_tries = 0, last_error = NULL, last_failed_at = NULL,
+           last_delivered_at = now(),
            last_try_ms = coalesce(${tried?.ms ?? null}::integer, last_try_ms),
            next_try_at = now() + make_interval(secs => ${tried?.paceMs ?? 0} / 1000.0)
      WHERE id = ${id} AND cursor IS NOT DISTINCT FROM ${from}
@@ -182,6 +204,7 @@ export async function recordWebhookFailure(
     )
     UPDATE webhook_endpoints AS e
        SET failing_since = f.since, failed_tries = e.failed_tries + 1, last_error = ${failure.error},
+           last_failed_at = f.at,
            last_try_ms = coalesce(${failure.tryMs ?? null}::integer, e.last_try_ms),
            next_try_at = f.next_try_at,
            state = CASE WHEN f.parks THEN 'parked' ELSE e.state END,

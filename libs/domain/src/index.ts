@@ -11,6 +11,7 @@ export * from "./kernel/time";
 export * from "./kernel/validation-problems";
 
 export * from "./access/credential-token";
+export * from "./access/key-bodies";
 export * from "./access/permissions";
 export * from "./access/revision";
 export * from "./access/token-bucket";

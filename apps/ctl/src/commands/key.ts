@@ -1,5 +1,13 @@
-import { createCredential, listCredentials, projectExists, revokeCredential, rotateCredential, type Sql } from "@cm/db";
-import { isPermission, PERMISSIONS, type CredentialKind, type Permission } from "@cm/domain";
+import {
+  createApiKey,
+  createAuthToken,
+  listProjectCredentials,
+  NotFound,
+  revokeProjectCredential,
+  rotateProjectCredential,
+} from "@cm/app";
+import type { Sql } from "@cm/db";
+import { isPermission, PERMISSIONS, type ApiKey, type CredentialKind, type Permission } from "@cm/domain";
 import { CliError } from "../cli-error";
 
 /** How long a rotated credential keeps working by default: a day for integrations to switch. */
@@ -24,49 +32,49 @@ export function parsePermissions(text: string): Permission[] {
   return names as Permission[];
 }
 
-async function existingProject(sql: Sql, projectId: number): Promise<void> {
-  if (!(await projectExists(sql, projectId))) throw new CliError(`project ${projectId} does not exist`);
+/** The ctl's words for what a credential use case could not do. */
+async function worded<T>(work: Promise<T>, notFound: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof NotFound) throw new CliError(notFound);
+    throw error;
+  }
 }
 
+const noProject = (projectId: number) => `project ${projectId} does not exist`;
+const noWorking = (kind: CredentialKind, id: string) => `no working ${kind} with id ${id}`;
+
+/** `key create`: an operator may give any permission. */
 export async function createKeyCommand(sql: Sql, projectId: number, permissions: Permission[]) {
-  await existingProject(sql, projectId);
-  const apiKey = await createCredential(sql, projectId, "api_key", permissions);
-  return { api_key: apiKey, permissions };
+  const key = await worded(createApiKey({ sql }, projectId, permissions, PERMISSIONS), noProject(projectId));
+  return { api_key: key.api_key, permissions };
 }
 
 /** `token create`: one more identify token of the project (its permissions are identify's). */
 export async function createTokenCommand(sql: Sql, projectId: number) {
-  await existingProject(sql, projectId);
-  return { auth_token: await createCredential(sql, projectId, "auth_token") };
+  return { auth_token: await worded(createAuthToken({ sql }, projectId), noProject(projectId)) };
 }
 
 /** `key list`, `token list`: the project's credentials of that kind, secrets never shown (they are not stored). */
-export async function listCredentialsCommand(sql: Sql, projectId: number, kind: CredentialKind) {
-  await existingProject(sql, projectId);
-  const now = Date.now();
-  return {
-    credentials: (await listCredentials(sql, projectId, kind)).map((credential) => ({
-      id: credential.id,
-      kind: credential.kind,
-      permissions: credential.permissions,
-      created_at: credential.createdAt.toISOString(),
-      revoked_at: credential.revokedAt?.toISOString() ?? null,
-      expires_at: credential.expiresAt?.toISOString() ?? null,
-      working: credential.revokedAt === null && (credential.expiresAt === null || credential.expiresAt.getTime() > now),
-    })),
-  };
+export async function listCredentialsCommand(
+  sql: Sql,
+  projectId: number,
+  kind: CredentialKind,
+): Promise<{ credentials: (ApiKey & { kind: CredentialKind })[] }> {
+  const credentials = await worded(listProjectCredentials({ sql }, projectId, kind), noProject(projectId));
+  return { credentials: credentials.map((credential) => ({ ...credential, kind })) };
 }
 
 /** `key revoke`, `token revoke`: stops it at once (a gateway's cached verdict, within 30 s). */
 export async function revokeCredentialCommand(sql: Sql, id: string, kind: CredentialKind) {
-  if (!(await revokeCredential(sql, id, kind))) throw new CliError(`no working ${kind} with id ${id}`);
+  await worded(revokeProjectCredential({ sql }, { id, kind, projectId: null }), noWorking(kind, id));
   return { revoked: id };
 }
 
 /** `key rotate`, `token rotate`: a new credential like it; the old one works `graceSeconds` more. */
 export async function rotateCredentialCommand(sql: Sql, id: string, kind: CredentialKind, graceSeconds: number) {
-  const rotated = await rotateCredential(sql, id, kind, graceSeconds);
-  if (rotated === null) throw new CliError(`no working ${kind} with id ${id}`);
+  const rotated = await worded(rotateProjectCredential({ sql }, { id, kind }, graceSeconds), noWorking(kind, id));
   return {
     [FIELD[kind]]: rotated.token,
     replaces: id,

@@ -1,12 +1,5 @@
-import { createWebhookEndpoint, NotFound, rotateWebhookSigningSecret } from "@cm/app";
-import {
-  listWebhookEndpoints,
-  projectExists,
-  revokeWebhookEndpoint,
-  unparkWebhookEndpoint,
-  type Sql,
-  type WebhookEndpointSummary,
-} from "@cm/db";
+import { createWebhookEndpoint, NotFound, replayWebhook, rotateWebhookSigningSecret, webhookStandings } from "@cm/app";
+import { revokeWebhookEndpoint, type Sql, type WebhookEndpointSummary } from "@cm/db";
 import { InvalidInput } from "@cm/domain";
 import { CliError } from "../cli-error";
 
@@ -22,6 +15,7 @@ function webhookLine(endpoint: WebhookEndpointSummary) {
     failing_since: endpoint.failingSince?.toISOString() ?? null,
     failed_tries: endpoint.failedTries,
     last_error: endpoint.lastError,
+    last_failed_at: endpoint.lastFailedAt?.toISOString() ?? null,
     next_try_at: endpoint.nextTryAt.toISOString(),
     last_delivered_at: endpoint.lastDeliveredAt?.toISOString() ?? null,
     last_try_ms: endpoint.lastTryMs,
@@ -69,10 +63,17 @@ export async function createWebhookCommand(
   }
 }
 
-/** `webhook list`: the project's endpoints, where each stands, revoked ones included. */
+/** `webhook list`: the project's endpoints, where each stands and how far it trails the feed, revoked ones included. */
 export async function listWebhooksCommand(sql: Sql, projectId: number) {
-  if (!(await projectExists(sql, projectId))) throw new CliError(`project ${projectId} does not exist`);
-  return { webhooks: (await listWebhookEndpoints(sql, projectId)).map(webhookLine) };
+  try {
+    const standings = await webhookStandings({ sql }, projectId);
+    return {
+      webhooks: standings.map(({ endpoint, lagSeconds }) => ({ ...webhookLine(endpoint), lag_seconds: lagSeconds })),
+    };
+  } catch (error) {
+    if (error instanceof NotFound) throw new CliError(`project ${projectId} does not exist`);
+    throw error;
+  }
 }
 
 /** `webhook revoke`: nothing more is delivered to it (a batch being sent ends as it ends). */
@@ -99,6 +100,11 @@ export async function rotateWebhookSecretCommand(
 
 /** `webhook replay`: a parked endpoint delivered to again, from the batch it failed. */
 export async function replayWebhookCommand(sql: Sql, id: string) {
-  if (!(await unparkWebhookEndpoint(sql, id))) throw new CliError(`no parked webhook endpoint ${id}`);
+  try {
+    await replayWebhook({ sql }, { id, projectId: null });
+  } catch (error) {
+    if (error instanceof NotFound) throw new CliError(`no parked webhook endpoint ${id}`);
+    throw error;
+  }
   return { replayed: id };
 }

@@ -97,6 +97,17 @@ export class CredentialCache {
     }
   }
 
+  /**
+   * Drops the verdicts on the credential `id`, so that its revocation through this gateway holds
+   * here from the next request; other gateways learn of it within ttlMs. Revocations are rare:
+   * going through the verdicts (at most maxEntries) costs them alone.
+   */
+  forget(id: string): void {
+    for (const [cacheKey, entry] of this.valid) {
+      if (entry.credential?.id === id) this.valid.delete(cacheKey);
+    }
+  }
+
   private isFresh(entry: Entry): boolean {
     const ttl = entry.credential === null ? this.options.negativeTtlMs : this.options.ttlMs;
     return this.now() - entry.checkedAt < ttl;

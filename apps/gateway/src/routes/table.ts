@@ -1,4 +1,5 @@
 import type {
+  ApiKeyList,
   BatchBody,
   BatchReply,
   ChangePage,
@@ -10,6 +11,8 @@ import type {
   Journey,
   JourneyPage,
   Message,
+  NewApiKey,
+  NewApiKeyBody,
   NewTopicBody,
   OperationType,
   Permission,
@@ -24,6 +27,7 @@ import type {
   UserEventPage,
   UserExport,
   UserRefBody,
+  WebhookList,
 } from "@cm/domain";
 import {
   CHANGE_PAGE_DEFAULT,
@@ -79,6 +83,11 @@ export const schemas = typia.json.schemas<
     BatchRequest,
     BatchReply,
     ChangePage,
+    // API keys and webhooks
+    NewApiKeyBody,
+    ApiKeyList,
+    NewApiKey,
+    WebhookList,
   ],
   "3.1"
 >();
@@ -108,6 +117,11 @@ const [
   batchBody,
   batchReply,
   changePage,
+  // API keys and webhooks
+  newApiKeyBody,
+  apiKeyList,
+  newApiKey,
+  webhookList,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -175,6 +189,12 @@ const pathId = (description: string) => ({
   required: true,
   description,
   schema: { type: "integer" },
+});
+
+/** A bigserial id (an API key's, a webhook endpoint's), shown as text: it may exceed JSON's safe integers. */
+const textId = (description: string) => ({
+  ...pathId(description),
+  schema: { type: "string", pattern: "^[1-9][0-9]{0,17}$" },
 });
 
 const rateLimited = error("The project sent more than its rate limit");
@@ -720,5 +740,65 @@ export const ROUTES = {
       "410": problems("Retention removed changes after this cursor: reading on from it would skip them"),
     },
     ...curl("curl 'http://localhost:3000/api/v2/changes?limit=100&wait=10' -H 'Authorization: Bearer API_KEY'"),
+  }),
+  // API keys and webhooks (api.md "API keys", "Webhooks")
+  listKeys: keyRoute("get", "/keys", "keys:read", {
+    operationId: "listKeys",
+    summary: "List the project's API keys, never their secrets",
+    description:
+      "Every API key of the project, oldest first, revoked and expired ones included: `working` says whether it is accepted. A key's secret is not stored, so it is never shown again.",
+    responses: { "200": json(apiKeyList, "The project's API keys") },
+    ...curl("curl http://localhost:3000/api/v2/keys -H 'Authorization: Bearer API_KEY'"),
+  }),
+  createKey: keyRoute("post", "/keys", "keys:write", {
+    operationId: "createKey",
+    summary: "Create an API key, shown this once",
+    description:
+      "The new key holds `permissions`, each of which the calling key must hold itself: a key never creates a key that can do more than it can. The answer holds the key (`api_key`) this once: only a hash of its secret is stored.",
+    requestBody: { required: true, content: { "application/json": { schema: newApiKeyBody } } },
+    responses: {
+      "201": json(newApiKey, "The new key, with its secret this once"),
+      "403": json(
+        { oneOf: [errorReply, problemsReply] },
+        'The calling key lacks keys:write (`{"error": "forbidden"}`), or permissions asked for (`{"errors": […]}` naming them)',
+      ),
+      "422": problems('The body is not `{"permissions": [...]}` of known permissions'),
+    },
+    ...curl(
+      `curl -X POST http://localhost:3000/api/v2/keys -H 'Authorization: Bearer API_KEY' -H 'Content-Type: application/json' -d '{"permissions":["changes:read"]}'`,
+    ),
+  }),
+  revokeKey: keyRoute("delete", "/keys/{id}", "keys:write", {
+    operationId: "revokeKey",
+    summary: "Revoke an API key",
+    description:
+      "The key stops working at once on the gateway that answered and within 30 s on every other. A key may revoke itself.",
+    parameters: [textId("The key's id (its token's middle part)")],
+    responses: {
+      "204": { description: "Revoked" },
+      "404": error("No working key of this id in the project (unknown, another project's, revoked or expired)"),
+    },
+    ...curl("curl -X DELETE http://localhost:3000/api/v2/keys/KEY_ID -H 'Authorization: Bearer API_KEY'"),
+  }),
+  listWebhooks: keyRoute("get", "/webhooks", "webhooks:read", {
+    operationId: "listWebhooks",
+    summary: "List the project's webhook endpoints and where each stands",
+    description:
+      "Every endpoint, oldest first, revoked ones included: its state, its lag behind the change feed, its last failure. Never a signing secret; the URL's query values show as `***`. Endpoints are created with the admin command line (docs/webhooks.md).",
+    responses: { "200": json(webhookList, "The project's webhook endpoints") },
+    ...curl("curl http://localhost:3000/api/v2/webhooks -H 'Authorization: Bearer API_KEY'"),
+  }),
+  replayWebhook: keyRoute("post", "/webhooks/{id}/replay", "webhooks:write", {
+    operationId: "replayWebhook",
+    summary: "Replay a parked webhook endpoint",
+    description:
+      "The endpoint is delivered to again from the batch it failed, at the next poll, its failed tries counted from 0.",
+    parameters: [textId("The endpoint's id")],
+    responses: {
+      "204": { description: "Active again" },
+      "404": error("No endpoint of this id in the project"),
+      "409": problems("The endpoint is not parked (active, or revoked)"),
+    },
+    ...curl("curl -X POST http://localhost:3000/api/v2/webhooks/WEBHOOK_ID/replay -H 'Authorization: Bearer API_KEY'"),
   }),
 } satisfies Record<string, Route>;

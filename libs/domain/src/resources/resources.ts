@@ -1,4 +1,5 @@
 import type { tags } from "typia";
+import type { Permission } from "../access/permissions";
 import type { ChangeType } from "../changes/change-feed";
 import type { JourneyStatus } from "../journeys/journey";
 import type { TopicStatus, TopicValues } from "../topics/topic";
@@ -267,4 +268,67 @@ export interface JourneyPage {
   data: JourneyListItem[];
   /** Pass as `cursor` for the next page; null on the last page. */
   next_cursor: string | null;
+}
+
+/** An API key of the project as the key list shows it: never its secret, which is not stored. */
+export interface ApiKey {
+  /** The middle part of the key (`cmk_<id>_<secret>`); a string, as it may exceed JSON's safe integers. */
+  id: string;
+  permissions: Permission[];
+  created_at: DateTime;
+  /** When a rotation's grace period ends it (ctl key rotate); null when none does. */
+  expires_at: DateTime | null;
+  revoked_at: DateTime | null;
+  /** Neither revoked nor expired: the key is accepted (on every gateway within 30 s of a change). */
+  working: boolean;
+}
+
+export interface ApiKeyList {
+  /** Oldest first, revoked and expired keys included. */
+  data: ApiKey[];
+}
+
+/** A new API key: its resource and the key itself, shown this once. */
+export interface NewApiKey extends ApiKey {
+  /** The key to send as `Authorization: Bearer <api_key>`. Only a hash of its secret is stored: keep it now. */
+  api_key: string;
+}
+
+/** What the last failed try of a webhook endpoint's current batch said, and since when that batch fails. */
+export interface WebhookFailure {
+  at: DateTime;
+  /** Its error, in words (`answered 500`, a timeout, a refused address). */
+  error: string;
+  /** The first failed try of the batch; null once a replay has put the endpoint back to work. */
+  failing_since: DateTime | null;
+  /** Failed tries of the batch since then (0 after a replay). */
+  failed_tries: Integer;
+}
+
+/** A webhook endpoint of the project as the webhook list shows it (docs/webhooks.md): never its signing secrets. */
+export interface Webhook {
+  id: string;
+  /** Where the changes are posted, each query parameter's value shown as `***`. */
+  url: string;
+  /** The change types delivered; null: every type. */
+  types: ChangeType[] | null;
+  /** `parked`: its batch failed for WEBHOOK_PARK_AFTER_S; nothing is tried until a replay. `revoked`: for good. */
+  state: "active" | "parked" | "revoked";
+  /** Since when it is in its state; null for an endpoint active since its creation. */
+  state_changed_at: DateTime | null;
+  /** How far it trails the feed: the age in seconds of the first change after its cursor, 0 when none; null when revoked. */
+  lag_seconds: number | null;
+  /** Null when its last try was delivered (or none failed). */
+  last_failure: WebhookFailure | null;
+  last_delivered_at: DateTime | null;
+  /** When its next try may start (a failing endpoint's backoff, a slow one's pace). */
+  next_try_at: DateTime;
+  /** Until when the secret a rotation replaced still signs beside the new one; null when none does. */
+  previous_secret_signs_until: DateTime | null;
+  created_at: DateTime;
+}
+
+export interface WebhookList {
+  /** Oldest first, revoked endpoints included. */
+  data: Webhook[];
 }
