@@ -18,6 +18,20 @@ describe("parseTimestamp", () => {
     expect(parseTimestamp(-5)).toBeNull();
   });
 
+  it("refuses a day its month does not have, which Date.parse would move into the next month", () => {
+    for (const text of [
+      "2026-02-30T10:00:00Z",
+      "2026-02-29T10:00:00Z",
+      "2026-04-31T00:00:00Z",
+      "1900-02-29T00:00:00Z",
+    ]) {
+      expect(parseTimestamp(text), text).toBeNull();
+    }
+    for (const text of ["2024-02-29T10:00:00Z", "2000-02-29T00:00:00Z", "2026-12-31T23:59:59Z", "2026-01-31 08:00Z"]) {
+      expect(parseTimestamp(text), text).toBe(Date.parse(text.replace(" ", "T")));
+    }
+  });
+
   it("takes years 0001 to 9999 in UTC, and nothing Postgres or JavaScript would read back otherwise", () => {
     expect(parseTimestamp("0001-01-01T00:00:00Z")).toBe(Date.parse("0001-01-01T00:00:00Z"));
     expect(parseTimestamp("0030-06-01T00:00:00Z")).toBe(Date.parse("0030-06-01T00:00:00Z"));

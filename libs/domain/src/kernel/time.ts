@@ -30,7 +30,17 @@ function timestampMs(value: string | number): number | null {
     return Number.isFinite(value) && value >= 0 ? Math.floor(value * 1000) : null;
   }
   if (UNIX_SECONDS.test(value)) return Math.floor(Number(value) * 1000);
-  if (!ISO_DATE_TIME.test(value)) return null;
+  if (!ISO_DATE_TIME.test(value) || !dayOfItsMonth(value)) return null;
   const ms = Date.parse(value.replace(" ", "T"));
   return Number.isNaN(ms) ? null : ms;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether an ISO date's day is one of its month's: Date.parse moves 2026-02-30 to March 2nd. */
+function dayOfItsMonth(value: string): boolean {
+  const [year = 0, month = 0, day = 0] = value.slice(0, 10).split("-").map(Number);
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  const days = month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0);
+  return day >= 1 && day <= days;
 }
