@@ -57,6 +57,16 @@ describe("parseTrack", () => {
     expect(a.dedupKey).toBe("m-4npBndq9z_DAnd1ha1HiGZa2TE7veyFl4DXLXYraQ");
     expect(parsed(body, { dedupWindowMs: 0 })).not.toHaveProperty("dedupKey");
   });
+
+  it("gives a message id that is a UUID one dedup key in any case, as it names one event id", () => {
+    const id = "AAAAAAAA-BBBB-4CCC-8DDD-000000014510";
+    const upper = parsed({ ...body, extras: { message_id: id } });
+    const lower = parsed({ ...body, extras: { message_id: id.toLowerCase() } });
+    expect(upper.dedupKey).toBe(lower.dedupKey);
+    expect(parsed({ ...body, extras: { message_id: "Order-1" } }).dedupKey).not.toBe(
+      parsed({ ...body, extras: { message_id: "order-1" } }).dedupKey,
+    );
+  });
 });
 
 describe("eventPageRequest", () => {

@@ -141,7 +141,10 @@ function dedupOf(
   body: TrackBody,
   context: TrackContext,
 ): { dedupKey: string; dedupWindowMs: number } | undefined {
-  const idempotency = context.idempotencyKey ?? body.extras?.message_id ?? undefined;
+  const messageId = body.extras?.message_id;
+  // A message id that is a UUID names its event in any case (ownEventId), so it is one event in any case.
+  const ownId = typeof messageId === "string" && UUID.test(messageId) ? messageId.toLowerCase() : messageId;
+  const idempotency = context.idempotencyKey ?? ownId ?? undefined;
   if (idempotency !== undefined && idempotency !== null && idempotency !== "")
     return { dedupKey: hash(`idempotency\0${idempotency}`), dedupWindowMs: IDEMPOTENCY_WINDOW_MS };
   if (context.dedupWindowMs <= 0) return undefined;
