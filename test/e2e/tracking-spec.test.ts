@@ -259,6 +259,7 @@ describe("the /v1 routes", () => {
       { type: "track", userId: "listed", messageId: "m-2" },
       { type: "identify", userId: "listed", traits: { email: "nope" } },
       "not a message",
+      { type: "track", userId: "listed", messageId: "x".repeat(200_000) },
     ];
     const answer = await post("/v1/batch", JSON.stringify({ batch, sentAt: new Date() }), {
       authorization: basic(project.authToken),
@@ -271,6 +272,8 @@ describe("the /v1 routes", () => {
           { index: 1, messageId: "m-2", reason: "event is required and must be a string of 1 to 255 characters" },
           { index: 2, reason: "traits.email must be an email address" },
           { index: 3, reason: "a message must be a JSON object" },
+          // Echoed no longer than an id the API keeps.
+          { index: 4, messageId: "x".repeat(255), reason: expect.stringMatching(/messageId/) },
         ],
       },
     });

@@ -56,9 +56,13 @@ export async function acceptSpecOperations(
   return SUCCESS;
 }
 
+/**
+ * A refused message's messageId, echoed so the sender can tell which it was: no longer than any
+ * id the API keeps (255), or a batch of a few kilobytes gzipped is answered with megabytes.
+ */
 const messageIdOf = (message: unknown) => {
   const id = (message as { messageId?: unknown } | null)?.messageId;
-  return typeof id === "string" ? { messageId: id } : {};
+  return typeof id === "string" ? { messageId: id.slice(0, 255) } : {};
 };
 
 /**
