@@ -153,12 +153,15 @@ describe("malformed requests get a 4xx, never a 500", () => {
       status: 400,
       body: BAD_REQUEST,
     });
-    const zipped = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "content-encoding": "gzip" },
-      body: gzipSync('{"id":"zipped"}'),
-    });
-    expect(zipped.status).toBe(200);
+    // Content codings are case-insensitive, and x-gzip is gzip (RFC 9110).
+    for (const coding of ["gzip", "GZIP", " Gzip ", "x-gzip"]) {
+      const zipped = await fetch(`${base}/api/v2/users/track?auth_token=${stack.project.authToken}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "content-encoding": coding },
+        body: gzipSync('{"id":"zipped"}'),
+      });
+      expect(zipped.status, coding).toBe(200);
+    }
   });
 
   it("answers a 100 KB query string with 431 in the identify shape", async () => {

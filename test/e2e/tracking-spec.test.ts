@@ -335,6 +335,9 @@ describe("the /v1 routes", () => {
       status: 400,
       body: { success: false, message: "body is not valid JSON" },
     });
+    expect(
+      await post("/v1/batch", JSON.stringify({ batch: [] }), { ...auth, "content-encoding": "snappy" }),
+    ).toMatchObject({ status: 400, body: { success: false } });
     const wrong = await post("/v1/batch", "{not json", { authorization: basic("cmt_wrong") });
     expect(wrong).toMatchObject({ status: 401, body: { success: false } });
     expect(wrong.headers.get("connection")).toBe("close");

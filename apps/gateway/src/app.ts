@@ -6,6 +6,7 @@ import { apiErrors } from "./errors/api-errors";
 import { identifyErrors } from "./errors/identify-errors";
 import { trackingSpecErrors } from "./errors/tracking-spec-errors";
 import { requestLog } from "./middleware/request-log";
+import { normalizeContentEncoding } from "./middleware/content-encoding";
 import { nameRevision } from "./middleware/revision";
 import { securityHeaders } from "./middleware/security-headers";
 import { drainUnreadBody } from "./middleware/unread-body";
@@ -77,6 +78,7 @@ export function createApp(deps: GatewayDeps): Koa {
   openApiRoutes(root, api);
 
   app.use(drainUnreadBody);
+  app.use(normalizeContentEncoding);
   app.use(securityHeaders);
   app.use(requestLog(deps.logger, deps.metrics));
   // Whatever no router claims, and the dashboard's failures, answer in the API's style.

@@ -13,11 +13,12 @@ const SPEC_MESSAGES: Record<number, string> = {
 
 /**
  * The tracking spec's errors (docs/tracking-spec.md): `{success: false, message}`, the reason of
- * a 400 in `message`. A body past the limits is 400, as Segment answers it: the SDKs drop a batch
- * answered 400 and retry any other status, which could never succeed.
+ * a 400 in `message`. A body past the limits, or in an encoding we do not read, is 400, as
+ * Segment answers it: the SDKs drop a batch answered 400 and retry any other status, which could
+ * never succeed.
  */
 const renderSpecError: ErrorRenderer = (ctx, error, detail) => {
-  const status = error.status === 413 ? 400 : error.status;
+  const status = error.status === 413 || error.status === 415 ? 400 : error.status;
   ctx.status = status;
   const message = status < 500 && detail ? detail : (SPEC_MESSAGES[status] ?? SPEC_MESSAGES[status < 500 ? 400 : 500]);
   ctx.body = { success: false, message };
