@@ -38,7 +38,10 @@ const SPECIAL: [address: string, why: string, privateNetwork: boolean][] = [
   ["::ffff:a9fe:a9fe", "in 169.254.0.0/16 (link-local), within ::ffff:0:0/96 (IPv4-mapped)", false],
   ["::ffff:192.0.2.2", "in 192.0.2.0/24 (documentation), within ::ffff:0:0/96 (IPv4-mapped)", false],
   ["::127.0.0.1", "outside 2000::/3 (global unicast)", false],
-  ["64:ff9b::7f00:1", "in 127.0.0.0/8 (loopback), within 64:ff9b::/96 (IPv4/IPv6 translation)", true],
+  // Dialled as IPv6, to a translator: no switch makes a private network of it.
+  ["64:ff9b::7f00:1", "in 127.0.0.0/8 (loopback), within 64:ff9b::/96 (IPv4/IPv6 translation)", false],
+  ["64:ff9b::c000:202", "in 192.0.2.0/24 (documentation), within 64:ff9b::/96 (IPv4/IPv6 translation)", false],
+  ["2002:a00:1::1", "in 10.0.0.0/8 (private-use), within 2002::/16 (6to4)", false],
   ["64:ff9b::192.0.2.2", "in 192.0.2.0/24 (documentation), within 64:ff9b::/96 (IPv4/IPv6 translation)", false],
   ["64:ff9b:1::808:808", "in 64:ff9b:1::/48 (local-use IPv4/IPv6 translation)", false],
   ["100::1", "in 100::/64 (discard-only)", false],
@@ -148,9 +151,14 @@ describe("webhook addresses", () => {
       private: true,
     });
     expect(addressRefusal("[2a00:1450:0::5]", own)).toEqual({ address: "2a00:1450::5", why, private: true });
-    expect(addressRefusal("fe80::fc:ff:fe00:1", own)?.why).toBe(why);
     expect(addressRefusal("8.8.8.8", own)).toBeNull();
     expect(addressRefusal("8.8.4.4", { ...own, allowPrivateNetworks: true })).toBeNull();
+    expect(addressRefusal("fe80::fc:ff:fe00:1", own)?.why).toBe(why);
+    // But not inside a NAT64 or 6to4 address, which goes out as IPv6 to a translator.
+    expect(addressRefusal("64:ff9b::808:404", { ...own, allowPrivateNetworks: true })).toMatchObject({
+      why: `${why}, within 64:ff9b::/96 (IPv4/IPv6 translation)`,
+      private: false,
+    });
   });
 
   it("says why a host is refused, address by address, and whether the switch allows it", () => {

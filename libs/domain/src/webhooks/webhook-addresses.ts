@@ -136,14 +136,23 @@ export interface AddressRules {
   ownAddresses: readonly string[];
 }
 
+/**
+ * Only an IPv4-mapped address is dialled as the IPv4 address it holds: a NAT64 or 6to4 one goes
+ * out as IPv6, to a translator, where no operator's private network is.
+ */
+const MAPPED = "::ffff:0:0/96";
+
 function refusalOf(bytes: Bytes, own: readonly Bytes[]): Omit<AddressRefusal, "address"> | null {
   const special = SPECIAL_NETWORKS.find((network) => inNetwork(bytes, network));
   if (special?.private) return { why: `in ${special.range} (${special.purpose})`, private: true };
+  // The host's own addresses, whatever range they are in: the switch allows them as it allows loopback.
   if (own.some((address) => address.length === bytes.length && address.every((byte, i) => byte === bytes[i])))
     return { why: "an address of this host", private: true };
   if (special?.embedsIpv4At !== undefined) {
     const embedded = refusalOf(bytes.slice(special.embedsIpv4At, special.embedsIpv4At + 4), own);
-    return embedded && { ...embedded, why: `${embedded.why}, within ${special.range} (${special.purpose})` };
+    if (embedded === null) return null;
+    const why = `${embedded.why}, within ${special.range} (${special.purpose})`;
+    return { why, private: embedded.private && special.range === MAPPED };
   }
   if (special !== undefined) return { why: `in ${special.range} (${special.purpose})`, private: false };
   if (bytes.length === 16 && !inNetwork(bytes, GLOBAL_UNICAST_V6))
