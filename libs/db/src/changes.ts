@@ -188,6 +188,8 @@ export async function readChanges(
   const order = feedOrder(sql, await closedEpoch(sql));
   // A position inside a row reads the row again, for its changes after that one.
   const fromRow = from.index === undefined ? sql`>` : sql`>=`;
+  // The page's rows are measured (stored, then kept) over `joined` as it was read: on Citus a
+  // window over a join of distributed tables runs only partitioned by their distribution column.
   const [row] = await sql<ChangesReadRow[]>`
     WITH scanned AS (
       SELECT c.* FROM changes AS c
@@ -199,18 +201,20 @@ export async function readChanges(
        ${types === null ? sql`` : sql`WHERE ${holdingTypes(sql, types)}`}
        ORDER BY ${order.columns}
        LIMIT ${limit}
-    ), stored AS (
+    ), joined AS MATERIALIZED (
       SELECT p.*, e.id AS e_id, e.name AS e_name, e.data AS e_data, e.source AS e_source,
              e.created_at AS e_created_at, e.received_at AS e_received_at, u.external_id AS u_external_id,
-             u.deleted_t AS u_deleted_t,
-             sum(coalesce(pg_column_size(p.before), 0) + coalesce(pg_column_size(p.after), 0)
-                 + coalesce(pg_column_size(p.change), 0) + coalesce(pg_column_size(e.data), 0))
-               OVER (ORDER BY ${order.columns} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
+             u.deleted_t AS u_deleted_t
         FROM page AS p
         LEFT JOIN events AS e
           ON p.type = 'event.stored' AND e.project_id = p.project_id AND e.user_key = p.user_key
          AND e.created_at = p.event_at AND e.id = p.event_id
         LEFT JOIN profiles AS u ON p.type = 'event.stored' AND u.project_id = p.project_id AND u.key = p.user_key
+    ), stored AS (
+      SELECT j.*, sum(coalesce(pg_column_size(j.before), 0) + coalesce(pg_column_size(j.after), 0)
+                      + coalesce(pg_column_size(j.change), 0) + coalesce(pg_column_size(j.e_data), 0))
+                    OVER (ORDER BY ${order.columns} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
+        FROM joined AS j
     ), kept AS (
       SELECT * FROM (
         SELECT s.*, sum(profile_image_bytes(s.before) + profile_image_bytes(s.after)
