@@ -165,7 +165,8 @@ describe("GET /api/v2/changes", () => {
         expect.stringContaining("the profile's data would hold more than 1024 KiB as stored"),
       ]);
     }
-    // The default page (100): several pages, none empty before the end, every change once.
+    // The default page (100), once every change is readable: several pages, none empty before the end, every change once.
+    await readUntil(project, start, (changes) => changes.length >= 12);
     const pages: Change[][] = [];
     for (let after = start; ;) {
       const page = await read(project, { after });
