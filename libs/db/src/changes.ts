@@ -188,8 +188,9 @@ export async function readChanges(
   const order = feedOrder(sql, await closedEpoch(sql));
   // A position inside a row reads the row again, for its changes after that one.
   const fromRow = from.index === undefined ? sql`>` : sql`>=`;
-  // The page's rows are measured (stored, then kept) over `joined` as it was read: on Citus a
-  // window over a join of distributed tables runs only partitioned by their distribution column.
+  // The page's rows are measured (stored, then kept) over `joined` once it is read, so that on
+  // Citus the windows run over a result gathered on the coordinator, not over a join of
+  // distributed tables (not measured on Citus here).
   const [row] = await sql<ChangesReadRow[]>`
     WITH scanned AS (
       SELECT c.* FROM changes AS c
