@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { createProject, insertTopic, readChanges, trimChanges, type Sql } from "@cm/db";
+import { CHANGE_PAGE_BYTES, createProject, insertTopic, readChanges, trimChanges, type Sql } from "@cm/db";
 import { applyProfileOperations, applyStateOperations, storeTrackedEvents } from "@cm/app";
 import { newTopicValues, positionBefore, type ChangePosition, type TrackedEvent } from "@cm/domain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -265,6 +265,84 @@ describe("a profile's write", () => {
     expect((await shapes(p.id)).slice(1)).toEqual([
       { type: "profile.changed", userId: "old", change: { email: "old@example.com" } },
       { type: "tags.changed", userId: "old", change: { added: ["vip"], removed: [] } },
+    ]);
+  });
+});
+
+describe("a page's bytes", () => {
+  /** What each change's row holds, uncompressed: its row before and after, and as JSON, which the gateway reads. */
+  async function rowBytes(changes: readonly { position: ChangePosition }[]) {
+    const sizes = [];
+    for (const { position } of changes) {
+      const [row] = await db.sql<{ stored: number; rendered: number }[]>`
+        SELECT (profile_image_bytes(before) + profile_image_bytes(after))::integer AS stored,
+               octet_length(json_build_object('before', before, 'after', after)::text) AS rendered
+          FROM changes WHERE pos_xid = ${position.xid}::xid8 AND seq = ${position.seq}::bigint`;
+      sizes.push(row as { stored: number; rendered: number });
+    }
+    return sizes;
+  }
+
+  /** Every page from the project's first change on, as a reader paging on with `limit` reads them. */
+  async function pages(projectId: number, limit: number, types: Parameters<typeof readChanges>[4], maxBytes?: number) {
+    await feedSettled(db.sql);
+    const read = [];
+    let cursor: ChangePosition | null = null;
+    for (;;) {
+      const page = await readChanges(db.sql, projectId, cursor, limit, types, maxBytes);
+      if (cursor !== null) expect(positionBefore(cursor, page.next), "the cursor moves").toBe(true);
+      cursor = page.next;
+      if (page.changes.length > 0) read.push(page.changes);
+      if (page.caughtUp) return read;
+    }
+  }
+
+  it("ends a page once the rows it read pass CHANGE_PAGE_BYTES, with at least one change, and a reader paging on gets each change once", async () => {
+    const p = await newProject();
+    // Three profiles grown to about 1 MB of data each, 250 KB a write (as in issue 44): the rows of
+    // their writes hold the profile before and after, 0.25 to 1.75 MB each, 12 MB together. The
+    // values compress to almost nothing, as Postgres stores them: what a page holds is measured
+    // as it is handed over, not as it is stored.
+    for (const k of [1, 2, 3, 4])
+      for (const id of ["a", "b", "c"])
+        await applyProfileOperations(stores, [p.identify(id, 1000 + k, { data: { [`k${k}`]: id.repeat(250_000) } })]);
+    const read = await pages(p.id, 100, null);
+    expect(read.length).toBeGreaterThan(2);
+    for (const changes of read) {
+      expect(changes.length).toBeGreaterThan(0);
+      const rows = await rowBytes(changes);
+      const sum = (of: "stored" | "rendered", bytes: typeof rows) => bytes.reduce((total, row) => total + row[of], 0);
+      expect(sum("stored", rows.slice(0, -1))).toBeLessThan(CHANGE_PAGE_BYTES);
+      expect(sum("rendered", rows)).toBeLessThan(CHANGE_PAGE_BYTES + 2 * 1024 * 1024);
+    }
+    expect(read.flat().map(({ type, userId }) => `${type} ${userId}`)).toEqual([
+      ...["a", "b", "c"].map((id) => `profile.created ${id}`),
+      ...Array.from({ length: 9 }, (_, i) => `profile.changed ${["a", "b", "c"][i % 3]}`),
+    ]);
+    expect(read.flat().map(({ change }) => Object.keys(change.data as object))).toEqual(
+      [1, 2, 3, 4].flatMap((k) => [[`k${k}`], [`k${k}`], [`k${k}`]]),
+    );
+  });
+
+  it("serves a row alone when it alone passes the budget, the changes of one write together, and moves the cursor each page", async () => {
+    const p = await newProject();
+    await applyProfileOperations(stores, [
+      p.identify("multi", 1000, { email: "multi@example.com" }),
+      p.tags("multi", 1001, ["vip"]),
+    ]);
+    await applyProfileOperations(stores, [p.identify("next", 1000)]);
+    await applyProfileOperations(stores, [p.edit("multi", 1002, { plan: "pro" })]);
+    const read = await pages(p.id, 100, null, 1);
+    expect(read.map((changes) => changes.map(({ type, userId }) => `${type} ${userId}`))).toEqual([
+      ["profile.created multi", "tags.changed multi"],
+      ["profile.created next"],
+      ["profile.changed multi"],
+    ]);
+    const filtered = await pages(p.id, 100, ["profile.created", "profile.changed"], 1);
+    expect(filtered.flat().map(({ type, userId }) => `${type} ${userId}`)).toEqual([
+      "profile.created multi",
+      "profile.created next",
+      "profile.changed multi",
     ]);
   });
 });

@@ -139,6 +139,48 @@ describe("GET /api/v2/changes", () => {
     expect((await readOn(project, changes[1]?.position ?? null)).changes).toEqual([]);
   });
 
+  it("pages through profiles grown by identifies of 250 KB, bounded in bytes, and the identifies past a profile's bound are kept as dead letters (issue 44)", async () => {
+    const project = await createTestProject(stack.db.sql, "feed bytes");
+    const start = (await read(project)).body.next;
+    // Each identify applied before the next, so that each makes a row of the feed of its own.
+    const exported = async (id: string) => {
+      const response = await fetch(`${base}/api/v2/users/${id}/export`, {
+        headers: { authorization: `Bearer ${project.apiKey}` },
+      });
+      if (response.status === 404) return { profile: null, dead_letters: [] };
+      return (await response.json()) as { profile: { data: object } | null; dead_letters: { error: string }[] };
+    };
+    for (const id of ["a", "b", "c"])
+      for (const k of [1, 2, 3, 4, 5]) {
+        await post(project, "users/track", { id, data: { [`k${k}`]: id.repeat(250_000) } });
+        await waitFor(`${id}'s identify ${k} applied or refused`, async () => {
+          const user = await exported(id);
+          return Object.keys(user.profile?.data ?? {}).length + user.dead_letters.length === k ? true : undefined;
+        });
+      }
+    for (const id of ["a", "b", "c"]) {
+      const user = await exported(id);
+      expect(Object.keys(user.profile?.data ?? {}).sort()).toEqual(["k1", "k2", "k3", "k4"]);
+      expect(user.dead_letters.map(({ error }) => error)).toEqual([
+        expect.stringContaining("the profile's data would hold more than 1024 KiB as stored"),
+      ]);
+    }
+    // The default page (100), once every change is readable: several pages, none empty before the end, every change once.
+    await readUntil(project, start, (changes) => changes.length >= 12);
+    const pages: Change[][] = [];
+    for (let after = start; ;) {
+      const page = await read(project, { after });
+      expect(page.status).toBe(200);
+      if (page.body.changes.length === 0) break;
+      pages.push(page.body.changes);
+      after = page.body.next;
+    }
+    expect(pages.length).toBeGreaterThan(2);
+    expect(pages.flat().map(({ type, user_id }) => `${type} ${user_id}`)).toEqual(
+      ["a", "b", "c"].flatMap((id) => [`profile.created ${id}`, ...Array(3).fill(`profile.changed ${id}`)]),
+    );
+  });
+
   it("reads the types asked for, and reads on from past the others", async () => {
     const project = await createTestProject(stack.db.sql, "feed types");
     await post(project, "users/track", { id: "t1" });

@@ -5,11 +5,13 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createWebhookEndpoint, readChangeFeed, rotateWebhookSigningSecret } from "@cm/app";
+import { applyProfileOperations, createWebhookEndpoint, readChangeFeed, rotateWebhookSigningSecret } from "@cm/app";
 import type { WebhookSettings } from "@cm/config";
 import { revokeWebhookEndpoint, unparkWebhookEndpoint, type Sql } from "@cm/db";
 import type { Change } from "@cm/domain";
 import { ROOT } from "../support/processes";
+import { profileOperations } from "../support/profile-operations";
+import { testProfileStores } from "../support/profile-stores";
 import { createTestProject, type TestProject } from "../support/project";
 import { createTestStack, type TestStack } from "../support/services";
 import { sendAccepted } from "../support/users-api";
@@ -120,9 +122,15 @@ async function identify(project: TestProject, id: string, data: object = {}) {
   await sendAccepted(base, project.authToken, "/users/track", { id, data });
 }
 
-/** Every change the feed serves for the project, in its order. */
+/** Every change the feed serves for the project, in its order, page by page. */
 async function feed(projectId: number) {
-  return (await readChangeFeed({ sql }, projectId, { after: null, limit: 1000, types: null })).changes;
+  const changes: Change[] = [];
+  for (let after: string | null = null; ;) {
+    const page = await readChangeFeed({ sql }, projectId, { after, limit: 1000, types: null });
+    if (page.changes.length === 0) return changes;
+    changes.push(...page.changes);
+    after = page.next;
+  }
 }
 
 const received = (r: Receiver) => r.deliveries.flatMap((delivery) => delivery.changes);
@@ -162,6 +170,49 @@ describe("webhooks", () => {
     // One user's changes in the order they were applied.
     const ofUser1 = received(hook).filter((change) => change.user_id === "user-1");
     expect(ofUser1.map((change) => change.type)).toEqual(["profile.created", "profile.changed"]);
+  });
+
+  it("bound a batch in bytes as a page of the feed is, the changes of large profiles a few a batch", async () => {
+    const project = await newProject();
+    const hook = await receiver((_delivery, response) => response.writeHead(503).end());
+    await newEndpoint(project, hook.url);
+    // One profile at its bounds, written six times: its data to 1 MB, its tags to 200 KB, then each
+    // of four values replaced. Rows of the feed of 1 to 2.4 MB each (the profile before and after).
+    const stores = testProfileStores(sql, stack.config.queuePrefix);
+    const p = profileOperations(project.id);
+    const value = (c: string) => c.repeat(250_000);
+    try {
+      await applyProfileOperations(
+        stores,
+        [0, 1, 2, 3].map((k) => p.identify("big", 1000, { data: { [`k${k}`]: value("a") } })),
+      );
+      await applyProfileOperations(
+        stores,
+        [0, 1, 2, 3, 4, 5, 6].map((round) =>
+          p.tags(
+            "big",
+            1001,
+            Array.from({ length: 100 }, (_, i) => `${round}-${i}-`.padEnd(255, "t")),
+          ),
+        ),
+      );
+      for (const k of [0, 1, 2, 3])
+        await applyProfileOperations(stores, [p.identify("big", 1002 + k, { data: { [`k${k}`]: value("b") } })]);
+    } finally {
+      await stores.close();
+    }
+    await waitFor("6 changes in the feed", async () => ((await feed(project.id)).length === 6 ? true : undefined));
+    const tries = hook.deliveries.length;
+    await waitFor("a try made once all 6 were in the feed", async () =>
+      hook.deliveries.length > tries ? true : undefined,
+    );
+    hook.answer = ok;
+    const switched = hook.deliveries.length;
+    const batches = () => hook.deliveries.slice(switched).map((delivery) => delivery.changes);
+    await waitFor("the 6 changes taken", async () => (batches().flat().length >= 6 ? true : undefined));
+    // Three to a batch by count; the second ends early, its rows past CHANGE_PAGE_BYTES.
+    expect(batches().map((changes) => changes.length)).toEqual([3, 2, 1]);
+    expect(batches().flat()).toEqual(await feed(project.id));
   });
 
   it("deliver only the types asked for", async () => {

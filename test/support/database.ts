@@ -133,13 +133,24 @@ export async function createTestDatabase(label: string, { migrated = true } = {}
 const MIGRATIONS = resolve(import.meta.dirname, "../../libs/db/migrations");
 
 /**
+ * Migrations that only create types the current workers' upsert casts to (migration 029's
+ * domains of a profile's maps), applied first: a test of an older migration writes with today's
+ * upsert on the schema before it, as no deployment does (migrations run before workers start).
+ */
+const WRITER_TYPES_MIGRATIONS = ["029_profile_map_bounds.sql"];
+
+/**
  * A database holding the schema as it stood before `migration`, each earlier one recorded as
- * applied, as a deployment that has not taken `migration` yet has it.
+ * applied, as a deployment that has not taken `migration` yet has it (and the writer's types).
  */
 export async function createTestDatabaseBefore(label: string, migration: string): Promise<TestDatabase> {
   const db = await createTestDatabase(label, { migrated: false });
   await db.sql`CREATE TABLE schema_migrations (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
-  for (const name of (await migrationNames()).filter((n) => n < migration)) {
+  const names = await migrationNames();
+  for (const name of [
+    ...names.filter((n) => n < migration),
+    ...WRITER_TYPES_MIGRATIONS.filter((n) => n >= migration),
+  ]) {
     await db.sql.unsafe(await readFile(resolve(MIGRATIONS, name), "utf8"));
     await db.sql`INSERT INTO schema_migrations (name) VALUES (${name})`;
   }

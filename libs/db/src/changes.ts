@@ -40,12 +40,24 @@ type StoredRow = { position: ChangePosition; userId: string | null; appliedAt: s
 interface ChangesReadRow {
   changes: StoredRow[] | null;
   matched: number;
+  kept: number;
   scanned: number;
-  last_matched: ChangePosition | null;
+  last_kept: ChangePosition | null;
   last_scanned: ChangePosition | null;
   horizon: ChangePosition;
   trimmed: ChangePosition | null;
 }
+
+/**
+ * What the rows of one page of the feed may hold (docs/changes.md, "What one read holds"), in
+ * bytes as Postgres holds their values uncompressed (profile_image_bytes: a profile's write as
+ * its row before and after, an event's data): the page ends before the row that would start past
+ * it, and `next` says where to read on. Its first row is always read, so that the cursor moves: a
+ * page holds this and one row at most, which migration 029's bounds of a profile row keep to a
+ * few MiB. A webhook's batch is such a page. Only the rows whose stored size, compressed, adds up
+ * to it are measured: a row uncompressed is no smaller, and measuring it means decompressing it.
+ */
+export const CHANGE_PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Changes a read with a `types` filter goes through at most: a type that is rare costs a read no
@@ -142,7 +154,8 @@ function changesOf(row: StoredRow): StoredChange[] {
 
 /**
  * The project's changes after `after` (from its first when null), at most `limit`, in position
- * order, of `types` only when given; and, read in the same snapshot, how far retention trimmed
+ * order, of `types` only when given, from rows holding at most `maxBytes` but for the last
+ * (CHANGE_PAGE_BYTES); and, read in the same snapshot, how far retention trimmed
  * the project's changes (a cursor before it has lost changes: the caller refuses it).
  *
  * Only changes below the read horizon are read. On one Postgres that is the oldest transaction
@@ -168,12 +181,16 @@ export async function readChanges(
   after: ChangePosition | null,
   limit: number,
   types: readonly ChangeType[] | null,
+  maxBytes = CHANGE_PAGE_BYTES,
 ): Promise<ChangesRead> {
   const from = after ?? FIRST_POSITION;
   const scan = types === null ? limit : Math.max(limit, FILTERED_SCAN_ROWS);
   const order = feedOrder(sql, await closedEpoch(sql));
   // A position inside a row reads the row again, for its changes after that one.
   const fromRow = from.index === undefined ? sql`>` : sql`>=`;
+  // The page's rows are measured (stored, then kept) over `joined` once it is read, so that on
+  // Citus the windows run over a result gathered on the coordinator, not over a join of
+  // distributed tables (not measured on Citus here).
   const [row] = await sql<ChangesReadRow[]>`
     WITH scanned AS (
       SELECT c.* FROM changes AS c
@@ -185,33 +202,54 @@ export async function readChanges(
        ${types === null ? sql`` : sql`WHERE ${holdingTypes(sql, types)}`}
        ORDER BY ${order.columns}
        LIMIT ${limit}
-    ), rendered AS (
-      SELECT p.pos_epoch, p.pos_t, p.pos_node, p.pos_xid, p.seq,
-             json_build_object('position', ${positionJson(sql, "p")},
-                               'type', p.type,
-                               'userId', coalesce(p.user_id, u.external_id),
-                               'appliedAt', p.applied_at,
-                               'change', CASE WHEN p.type = 'event.stored'
-                                              THEN json_build_object('id', e.id, 'event_name', e.name, 'data', e.data,
-                                                                     'source', e.source, 'created_at', e.created_at,
-                                                                     'received_at', e.received_at)
-                                              WHEN p.type = 'profile.written'
-                                              THEN json_build_object('before', p.before, 'after', p.after)
-                                              ELSE p.change::json END) AS change,
-             p.type <> 'event.stored'
-               OR (e.id IS NOT NULL
-                   AND (u.deleted_t IS NULL OR e.created_at > timestamptz 'epoch' + u.deleted_t * interval '1 millisecond'))
-               AS served
+    ), joined AS MATERIALIZED (
+      SELECT p.*, e.id AS e_id, e.name AS e_name, e.data AS e_data, e.source AS e_source,
+             e.created_at AS e_created_at, e.received_at AS e_received_at, u.external_id AS u_external_id,
+             u.deleted_t AS u_deleted_t
         FROM page AS p
         LEFT JOIN events AS e
           ON p.type = 'event.stored' AND e.project_id = p.project_id AND e.user_key = p.user_key
          AND e.created_at = p.event_at AND e.id = p.event_id
         LEFT JOIN profiles AS u ON p.type = 'event.stored' AND u.project_id = p.project_id AND u.key = p.user_key
+    ), stored AS (
+      SELECT j.*, sum(coalesce(pg_column_size(j.before), 0) + coalesce(pg_column_size(j.after), 0)
+                      + coalesce(pg_column_size(j.change), 0) + coalesce(pg_column_size(j.e_data), 0))
+                    OVER (ORDER BY ${order.columns} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS stored_before
+        FROM joined AS j
+    ), kept AS (
+      SELECT * FROM (
+        SELECT s.*, sum(profile_image_bytes(s.before) + profile_image_bytes(s.after)
+                        + coalesce(pg_column_size(s.change || '{}'), 0) + coalesce(pg_column_size(s.e_data || '{}'), 0))
+                      OVER (ORDER BY ${order.columns} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS bytes_before
+          FROM stored AS s
+         WHERE coalesce(s.stored_before, 0) < ${maxBytes}::bigint) AS measured
+       WHERE coalesce(bytes_before, 0) < ${maxBytes}::bigint
+    ), rendered AS (
+      SELECT p.pos_epoch, p.pos_t, p.pos_node, p.pos_xid, p.seq,
+             json_build_object('position', ${positionJson(sql, "p")},
+                               'type', p.type,
+                               'userId', coalesce(p.user_id, p.u_external_id),
+                               'appliedAt', p.applied_at,
+                               'change', CASE WHEN p.type = 'event.stored'
+                                              THEN json_build_object('id', p.e_id, 'event_name', p.e_name,
+                                                                     'data', p.e_data, 'source', p.e_source,
+                                                                     'created_at', p.e_created_at,
+                                                                     'received_at', p.e_received_at)
+                                              WHEN p.type = 'profile.written'
+                                              THEN json_build_object('before', p.before, 'after', p.after)
+                                              ELSE p.change::json END) AS change,
+             p.type <> 'event.stored'
+               OR (p.e_id IS NOT NULL
+                   AND (p.u_deleted_t IS NULL
+                        OR p.e_created_at > timestamptz 'epoch' + p.u_deleted_t * interval '1 millisecond'))
+               AS served
+        FROM kept AS p
     )
     SELECT (SELECT json_agg(change ORDER BY ${order.columns}) FILTER (WHERE served) FROM rendered) AS changes,
            (SELECT count(*)::integer FROM page) AS matched,
+           (SELECT count(*)::integer FROM kept) AS kept,
            (SELECT count(*)::integer FROM scanned) AS scanned,
-           (SELECT ${positionJson(sql, "page")} FROM page ORDER BY ${order.columnsDesc} LIMIT 1) AS last_matched,
+           (SELECT ${positionJson(sql, "kept")} FROM kept ORDER BY ${order.columnsDesc} LIMIT 1) AS last_kept,
            (SELECT ${positionJson(sql, "scanned")} FROM scanned ORDER BY ${order.columnsDesc} LIMIT 1) AS last_scanned,
            ${order.horizon} AS horizon,
            (SELECT ${positionJson(sql, "t")} FROM change_trims AS t WHERE project_id = ${projectId}) AS trimmed`;
@@ -225,9 +263,9 @@ export async function readChanges(
     const page = changes.slice(0, limit);
     return { changes: page, next: (page[limit - 1] as StoredChange).position, caughtUp: false, trimmedThrough };
   }
-  // Every row the page could hold was read: what follows the last is still to read.
-  if (read.matched === limit && read.last_matched !== null) {
-    return { changes, next: read.last_matched, caughtUp: false, trimmedThrough };
+  // Every row the page could hold was read, or as many as its bytes allow: what follows the last is still to read.
+  if ((read.matched === limit || read.kept < read.matched) && read.last_kept !== null) {
+    return { changes, next: read.last_kept, caughtUp: false, trimmedThrough };
   }
   // A filter's scan cut short: what follows the last change it went through is still to read.
   if (read.scanned === scan && read.last_scanned !== null) {

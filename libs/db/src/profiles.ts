@@ -1,4 +1,5 @@
-import { stampBounds, type ProfileState } from "@cm/domain";
+import { ProfileTooLarge, stampBounds, type BoundedProfileMap, type ProfileState } from "@cm/domain";
+import postgres from "postgres";
 import type { Db } from "./connect";
 import { jsonRows } from "./json";
 
@@ -46,25 +47,41 @@ function newestRegister(sql: Db, column: "email" | "phone_number" | "unsubscribe
 }
 
 /**
+ * The domain (migration 029) each bounded map of a row is cast to where a write makes it anew, so
+ * that a write taking it past PROFILE_MAP_BYTES fails, and the map it names.
+ */
+const BOUNDED_MAPS: Record<BoundedProfileMap, string> = {
+  data: "profile_data",
+  tags: "profile_tags",
+  channels: "profile_channels",
+};
+
+/**
  * The merge of a map of stamped values: the newer entry of each key, without those the row's
  * resulting erasure removes (see applyProfileWrites). Written into the statement rather than
  * made a SQL function: Postgres cannot inline a function holding a subquery, and calling one per
  * row cost a third of the statement's time. A map the write leaves alone (most identifies carry
  * no tags or topic choices) is kept as it is without starting the subquery: that took a tenth of
  * the CPU of an update. So is a write newer than the row (freshWrite): the merge was half of an
- * update's cost (docs/scaling.md).
+ * update's cost (docs/scaling.md). A bounded map made anew is cast to its domain, which measures
+ * it; one the write leaves alone or only erases from is not, so that a row already past a bound
+ * (written before migration 029) still takes its other writes and its erasure.
  */
 function mergedMap(sql: Db, column: "data" | "channels" | "topic_choices" | "tags") {
   const map = sql(column);
+  const bounded = (merged: postgres.PendingQuery<postgres.Row[]>) =>
+    column === "topic_choices" ? merged : sql`(${merged})::${sql(BOUNDED_MAPS[column])}`;
   return sql`
     CASE WHEN excluded.${map} = '{}' AND excluded.deleted_t IS NULL THEN p.${map}
-         WHEN ${freshWrite(sql)} THEN p.${map} || excluded.${map}
-         ELSE CASE WHEN excluded.deleted_t IS NULL THEN p.${map}
-                   ELSE lww_kept_map(p.${map}, greatest(p.deleted_t, excluded.deleted_t)) END
-              || coalesce((SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.${map}) AS i
-                            WHERE (NOT p.${map} ? i.key OR lww_is_newer(i.value, p.${map} -> i.key))
-                              AND lww_after((i.value ->> 't')::bigint, greatest(p.deleted_t, excluded.deleted_t))),
-                          '{}') END`;
+         WHEN excluded.${map} = '{}' THEN lww_kept_map(p.${map}, greatest(p.deleted_t, excluded.deleted_t))
+         WHEN ${freshWrite(sql)} THEN ${bounded(sql`p.${map} || excluded.${map}`)}
+         ELSE ${bounded(sql`
+           CASE WHEN excluded.deleted_t IS NULL THEN p.${map}
+                ELSE lww_kept_map(p.${map}, greatest(p.deleted_t, excluded.deleted_t)) END
+           || coalesce((SELECT jsonb_object_agg(i.key, i.value) FROM jsonb_each(excluded.${map}) AS i
+                         WHERE (NOT p.${map} ? i.key OR lww_is_newer(i.value, p.${map} -> i.key))
+                           AND lww_after((i.value ->> 't')::bigint, greatest(p.deleted_t, excluded.deleted_t))),
+                       '{}')`)} END`;
 }
 
 /** The newest stamp the row holds once the write is merged into it (the row's is trusted as freshWrite says). */
@@ -171,13 +188,13 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
                                updated_at)
     SELECT r.project_id, r.key, CASE WHEN r.deleted_t IS NULL OR r.newest_t > r.deleted_t THEN r.external_id END,
            r.created_t, r.last_created_t, r.deleted_t, r.email, r.phone_number,
-           r.data, r.channels,
+           r.data::profile_data, r.channels::profile_channels,
            CASE WHEN r.topic_choices = '{}' THEN '{}'::jsonb
                 ELSE coalesce((SELECT jsonb_object_agg(c.key, c.value)
                                  FROM jsonb_each(r.topic_choices) AS c
                                  JOIN topics AS t ON t.id = c.key::bigint AND t.project_id = r.project_id),
                               '{}'::jsonb) END,
-           r.tags, r.unsubscribed, r.newest_t, now(), r.write_oldest_t, now()
+           r.tags::profile_tags, r.unsubscribed, r.newest_t, now(), r.write_oldest_t, now()
       FROM ${jsonRows(sql, rows, "r", PROFILE_WRITE_COLUMNS)}
      ORDER BY r.project_id, r.key
     ON CONFLICT (project_id, key) DO UPDATE SET
@@ -201,8 +218,19 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
       newest_t       = ${mergedNewestT(sql)},
       newest_t_at    = excluded.newest_t_at,
       write_oldest_t = excluded.write_oldest_t,
-      updated_at     = excluded.updated_at`;
+      updated_at     = excluded.updated_at`.catch(namingBoundPassed);
   return { applied: result.count, ignoredTopics: await unknownTopicChoices(sql, writes) };
+}
+
+/** A write's failure, as ProfileTooLarge when it would take a map past its bound (its domain's check, `<domain>_bytes`). */
+function namingBoundPassed(error: unknown): never {
+  if (error instanceof postgres.PostgresError && error.code === "23514") {
+    const map = (Object.keys(BOUNDED_MAPS) as BoundedProfileMap[]).find(
+      (name) => `${BOUNDED_MAPS[name]}_bytes` === error.constraint_name,
+    );
+    if (map !== undefined) throw new ProfileTooLarge(map);
+  }
+  throw error;
 }
 
 /** The topics a write chooses, by id. */

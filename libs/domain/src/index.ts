@@ -24,6 +24,7 @@ export * from "./journeys/journey-graph";
 
 export * from "./profiles/aliases";
 export * from "./profiles/identify";
+export * from "./profiles/profile-bounds";
 export * from "./profiles/profile-keys";
 export * from "./profiles/profile-lists";
 export * from "./profiles/profile-operations";

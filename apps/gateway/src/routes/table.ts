@@ -715,6 +715,8 @@ export const ROUTES = {
         name: "limit",
         in: "query",
         required: false,
+        description:
+          "Changes a page holds at most; fewer when their stored rows pass 4 MiB (at least one change): read on from `next`",
         schema: { type: "integer", minimum: 1, maximum: CHANGE_PAGE_MAX, default: CHANGE_PAGE_DEFAULT },
       },
       {

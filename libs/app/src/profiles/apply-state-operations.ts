@@ -56,7 +56,8 @@ export interface ApplyOutcome {
 /**
  * Applies identifies, edits, tags and subscriptions, and the rows the job's deletes erase and its
  * reidentifies name, in one statement; operations refused as input are reported as poisoned and
- * every other one is applied (applyIsolatingRefused).
+ * every other one is applied (applyIsolatingRefused). The erasures and the new ids' rows go with
+ * each part written, and alone when no part was: when every operation was refused too.
  */
 export async function applyStateOperations(
   sql: Sql,
@@ -65,9 +66,6 @@ export async function applyStateOperations(
   reidentifies: readonly ReidentifyOperation[] = [],
 ): Promise<ApplyOutcome> {
   const outcome: ApplyOutcome = { applied: 0, poisoned: [], ignoredTopics: [] };
-  if (operations.length === 0 && erasures.length + reidentifies.length > 0) {
-    await applyProfileWrites(sql, profileWrites([], erasures, reidentifies));
-  }
   await applyIsolatingRefused(
     operations,
     async (part) => {
@@ -77,5 +75,8 @@ export async function applyStateOperations(
     },
     (operation, error) => outcome.poisoned.push({ operation, error }),
   );
+  if (outcome.applied === 0 && erasures.length + reidentifies.length > 0) {
+    await applyProfileWrites(sql, profileWrites([], erasures, reidentifies));
+  }
   return outcome;
 }
