@@ -46,7 +46,7 @@ describe("ctl", () => {
       await db.sql`SELECT secret_hash, permissions FROM credentials WHERE project_id = ${created.project.id} ORDER BY id`;
     expect(stored.map((row) => row.permissions)).toEqual([
       [],
-      ["campaign:read", "campaign:write", "profile:read", "changes:read"],
+      ["campaign:read", "campaign:write", "profile:read", "changes:read", "intake:read"],
     ]);
     const everything = JSON.stringify(await db.sql`SELECT * FROM credentials`);
     for (const token of [created.auth_token, created.api_key]) {
@@ -89,7 +89,7 @@ describe("ctl", () => {
     expect(await findCredential(db.sql, first)).toMatchObject({ projectId: project.id });
     expect(await findCredential(db.sql, rotated.api_key)).toMatchObject({
       projectId: project.id,
-      permissions: ["campaign:read", "campaign:write", "profile:read", "changes:read"],
+      permissions: ["campaign:read", "campaign:write", "profile:read", "changes:read", "intake:read"],
     });
 
     const listed = await ctlJson(["key", "list", "--project", String(project.id)]);
@@ -142,7 +142,7 @@ describe("ctl", () => {
     const noDatabase = { ...env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
     const help = async (...words: string[]) => (await runCtl(noDatabase, [...words, "--help"])).stdout;
     expect(await help("key", "create")).toMatch(
-      /--permissions p1,p2 +any of campaign:read, campaign:write, profile:read, changes:read/,
+      /--permissions p1,p2 +any of campaign:read, campaign:write, profile:read, changes:read, intake:read/,
     );
     expect(await help("topic", "create")).toMatch(/--default-status STATUS +subscribed or unsubscribed/);
     expect(await help("journey", "status")).toMatch(

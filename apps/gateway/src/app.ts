@@ -15,6 +15,7 @@ import { changeRoutes } from "./routes/changes";
 import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
+import { intakeLogRoutes } from "./routes/intake-log";
 import { journeyRoutes } from "./routes/journeys";
 import { openApiRoutes } from "./routes/openapi";
 import { profileRoutes } from "./routes/profiles";
@@ -60,6 +61,7 @@ export function createApp(deps: GatewayDeps): Koa {
   journeyRoutes(api, deps);
   topicRoutes(api, deps);
   changeRoutes(api, deps);
+  intakeLogRoutes(api, deps);
 
   // Any other path under /api/v2 is Vero's, whose 404 is its own (a Magento module reads
   // `message` from every answer). Matched after the API router, whose profile read is

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Config, MicroBatchSettings } from "@cm/config";
+import { logThrottle, type Config, type MicroBatchSettings } from "@cm/config";
 import { connect, findCredential, listenForChanges, type Sql } from "@cm/db";
-import { CHANGE_WAIT_MAX_S, TokenBucket } from "@cm/domain";
+import { CHANGE_WAIT_MAX_S, INTAKE_WAIT_MAX_S, TokenBucket } from "@cm/domain";
 import {
   addEventBatch,
   addProfileOperationsBatch,
@@ -23,6 +23,7 @@ import { BodyBudget } from "./body/body-budget";
 import { ChangeWaits } from "./change-waits";
 import { answerClientError } from "./client-error";
 import { IdempotentReplies } from "./idempotent-replies";
+import { IntakeLogWriter } from "./intake-log/writer";
 import { RateLimiter } from "./rate-limit/rate-limiter";
 import { everyQueue, type GatewayDeps, type Queues } from "./deps";
 import { MicroBatcher, ShardedBatcher } from "./micro-batcher";
@@ -101,6 +102,18 @@ export function gatewayDeps(
     queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
   const metrics = createGatewayMetrics(everyQueue(queues));
+  // The log's readers wait as the change feed's do; each wait ends before the stall timeout cuts its connection.
+  const intakeWaits = new ChangeWaits(
+    MAX_WAITING_READERS,
+    Math.max(0, Math.min(INTAKE_WAIT_MAX_S * 1000, config.httpStallTimeoutMs - 1000)),
+  );
+  const intakeLog = {
+    redis,
+    prefix: config.queuePrefix,
+    maxEntries: config.intakeLog.maxEntries,
+    maxAgeMs: config.intakeLog.maxAgeS * 1000,
+  };
+  const logIntakeFailure = logThrottle(1);
   /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
   const shardedBatcher = <Item, Data>(
     shards: Queue<Data>[],
@@ -167,6 +180,19 @@ export function gatewayDeps(
       MAX_WAITING_READERS,
       Math.max(0, Math.min(CHANGE_WAIT_MAX_S * 1000, config.httpStallTimeoutMs - 1000)),
     ),
+    intakeLog,
+    intakeWaits,
+    intakeLogWriter: new IntakeLogWriter(intakeLog, (projectId) => intakeWaits.notify(projectId), {
+      writeFailed: (error) =>
+        logIntakeFailure((suppressed) =>
+          logger.warn({ err: (error as Error).message, suppressed }, "intake log entries not written"),
+        ),
+      dropped: (count) =>
+        logIntakeFailure((suppressed) =>
+          logger.warn({ count, suppressed }, "intake log entries dropped: too many waiting to be written"),
+        ),
+    }),
+    intakeLogBodyBytes: config.intakeLog.bodyBytes,
     readiness: { accepting: true },
   };
 }
@@ -226,12 +252,17 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       await new Promise((resolve) => setTimeout(resolve, config.shutdownDelayMs));
       // Waiting feed readers are answered now, not when their wait ends.
       deps.changeWaits.close();
+      deps.intakeWaits.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       await closed;
       clearInterval(idleSweep);
-      await Promise.all([deps.profileOperationBatcher.drain(), deps.eventBatcher.drain()]);
+      await Promise.all([
+        deps.profileOperationBatcher.drain(),
+        deps.eventBatcher.drain(),
+        deps.intakeLogWriter.drain(),
+      ]);
       await Promise.all(everyQueue(deps).map((queue) => queue.close()));
       disconnect();
       await Promise.all([sql.end({ timeout: 5 }), credentialSql.end({ timeout: 5 })]);

@@ -1,4 +1,4 @@
-export const PERMISSIONS = ["campaign:read", "campaign:write", "profile:read", "changes:read"] as const;
+export const PERMISSIONS = ["campaign:read", "campaign:write", "profile:read", "changes:read", "intake:read"] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
 export function isPermission(value: string): value is Permission {
