@@ -248,6 +248,24 @@ describe("GET /api/v2/intake-log", () => {
     expect(idle.body).toEqual({ entries: [], next: page.body.next });
   });
 
+  it("notes a batch's first 50 accepted and first 50 refused operations, and every delete", async () => {
+    const project = await createTestProject(stack.db.sql, "big batch");
+    const batch = Array.from({ length: 200 }, (_, n) =>
+      n === 150
+        ? { type: "delete", id: "gone" }
+        : n % 2 === 0
+          ? { type: "identify", id: `b${n}` }
+          : { type: "edit", id: `b${n}` },
+    );
+    expect((await send(project, "/batch", { batch })).status).toBe(200);
+    const logged = await logOf(project, 101);
+    const refused = logged.filter(({ outcome }) => outcome === "refused").map(({ user_id }) => user_id);
+    const accepted = logged.filter(({ outcome }) => outcome === "accepted").map(({ user_id }) => user_id);
+    expect(refused).toEqual(Array.from({ length: 50 }, (_, n) => `b${2 * n + 1}`));
+    expect(accepted).toEqual([...Array.from({ length: 50 }, (_, n) => `b${2 * n}`), null]);
+    expect(logged.at(-1)?.operation).toBe("delete");
+  });
+
   it("needs intake:read, and shows a project its own requests only", async () => {
     expect((await read(doors, {}, await doors.keyWith(["changes:read", "profile:read"]))).status).toBe(403);
     expect((await read(doors, {}, await doors.keyWith(["intake:read"]))).status).toBe(200);

@@ -26,30 +26,49 @@ export interface StoredIntakeRecord {
   record: IntakeRecord;
 }
 
-/** The one field of an entry: the record as JSON. */
-const FIELD = "r";
+/**
+ * Appends ARGV[4..] to the stream KEYS[1], each an entry of one field, the stream capped at
+ * about ARGV[1] entries (Redis trims whole nodes of it, so a few more may stay); then trims the
+ * entries older than the id ARGV[2], and lets the stream expire ARGV[3] ms after this write: one
+ * command for many records, not one each.
+ */
+const APPEND = `
+for i = 4, #ARGV do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'r', ARGV[i])
+end
+redis.call('XTRIM', KEYS[1], 'MINID', '~', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return #ARGV - 3
+`;
+
+/** Records one script appends at most: Redis serves nothing else while it runs (a few ms). */
+const APPENDED_AT_ONCE = 500;
 
 /**
- * Appends the projects' records, each project's in one round trip: the stream capped at about
- * `maxEntries` (Redis trims whole nodes of it, so a few more may stay), its entries older than
- * `maxAgeMs` trimmed, and the whole stream gone `maxAgeMs` after its last write. One pipeline per
- * project, since a Redis Cluster pipelines only within a slot.
+ * Appends the projects' records, each project's in scripts of its key alone (as a Redis Cluster
+ * requires), all sent at once: the stream capped at about `maxEntries`, its entries older than
+ * `maxAgeMs` trimmed, and the whole stream gone `maxAgeMs` after its last write.
  */
 export async function appendIntakeRecords(log: IntakeLogAt, records: Map<number, IntakeRecord[]>): Promise<void> {
-  const now = Date.now();
-  await Promise.all(
-    [...records].map(async ([projectId, of]) => {
-      const key = intakeLogKey(log.prefix, projectId);
-      const pipeline = log.redis.pipeline();
-      for (const record of of) pipeline.xadd(key, "MAXLEN", "~", log.maxEntries, "*", FIELD, JSON.stringify(record));
-      pipeline.xtrim(key, "MINID", "~", now - log.maxAgeMs);
-      pipeline.pexpire(key, log.maxAgeMs);
-      const results = await pipeline.exec();
-      const failed = results?.find(([error]) => error !== null);
-      if (failed !== undefined) throw failed[0];
-    }),
+  const oldest = Date.now() - log.maxAgeMs;
+  const appends = [...records].flatMap(([projectId, of]) =>
+    Array.from({ length: Math.ceil(of.length / APPENDED_AT_ONCE) }, (_, chunk) =>
+      log.redis.eval(
+        APPEND,
+        1,
+        intakeLogKey(log.prefix, projectId),
+        log.maxEntries,
+        oldest,
+        log.maxAgeMs,
+        ...of.slice(chunk * APPENDED_AT_ONCE, (chunk + 1) * APPENDED_AT_ONCE).map((record) => JSON.stringify(record)),
+      ),
+    ),
   );
+  await Promise.all(appends);
 }
+
+/** The one field of an entry, as APPEND writes it: the record as JSON. */
+const FIELD = "r";
 
 const storedOf = ([streamId, fields]: [string, string[]]): StoredIntakeRecord => ({
   streamId,

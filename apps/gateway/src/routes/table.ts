@@ -733,8 +733,9 @@ export const ROUTES = {
     operationId: "readIntakeLog",
     summary: "Read what the project's intake received lately, accepted or refused (docs/intake-log.md)",
     description:
-      "Each request the users API, the batch (an entry per operation), the /v1 API (an entry per message) and " +
-      "`ctl import` (an entry per record) received for the project, oldest first: when, which door, accepted or " +
+      "Each request the users API, the batch (an entry per operation: its first 50 accepted and first 50 refused), " +
+      "the /v1 API (an entry per message, a batch's as the batch's) and `ctl import` (an entry per record) received " +
+      "for the project, oldest first: when, which door, accepted or " +
       "refused with the status and reason answered, the user it names, and its body as received (the first " +
       "INTAKE_LOG_BODY_BYTES, 2 KiB). For setting up an integration: the log is best effort, keeps about " +
       "INTAKE_LOG_MAX_ENTRIES (10,000) entries for at most INTAKE_LOG_MAX_AGE_S (24 hours), and holds no request " +
