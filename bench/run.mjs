@@ -12,6 +12,7 @@ const ALL = [
   "changes",
   "batch",
   "replicas",
+  "intake-log",
   "shards",
   "tracking-spec",
   "import",
