@@ -3,8 +3,8 @@ import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { availableParallelism, cpus } from "node:os";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
@@ -521,4 +521,35 @@ export async function seedEventUsers(sql, projectId, keyOf, count, t) {
     }));
     await applyProfileWrites(sql, profileWrites(identifies));
   }
+}
+
+/** A redis-server of the bench's own, as docs/operations-redis.md runs one; `settings` added. */
+export async function startRedis(settings = []) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "cm-bench-redis-"));
+  const child = spawn(
+    "redis-server",
+    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes"].concat([
+      "--appendfsync",
+      "everysec",
+      "--maxmemory-policy",
+      "noeviction",
+      ...settings,
+    ]),
+    { stdio: "ignore" },
+  );
+  const client = new Redis({ port, host: "127.0.0.1", retryStrategy: () => 50 });
+  client.on("error", () => {});
+  await client.ping();
+  return {
+    port,
+    pid: child.pid,
+    client,
+    async stop() {
+      client.disconnect();
+      child.kill("SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

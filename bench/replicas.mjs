@@ -4,24 +4,19 @@
 // with appendfsync everysec, on loopback ports), taking turns: single identify calls and batches
 // of 1,000; and the time of one job write alone (libs/queue, one after another), with and
 // without. Usage: npm run build && node bench/replicas.mjs   (BENCH_RUNS=5 for more runs)
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { addProfileOperationsBatch, profileOperationsQueue, producerConnection } from "@cm/queue";
-import { Redis } from "ioredis";
 import {
   batchIntake,
   batchRequests,
   createBenchDatabase,
   ctl,
-  freePort,
   identifyEvent,
   intake,
   median,
   repeatInTurns,
   startGateway,
+  startRedis,
   uniqueName,
   writeResults,
 } from "./lib.mjs";
@@ -37,36 +32,6 @@ const WRITES = 1_000;
 const WRITE_SIZE = 50;
 
 const requests = batchRequests(BATCH_SIZE);
-
-/** A redis-server of the bench's own, as docs/operations-redis.md runs one; `settings` added. */
-async function startRedis(settings = []) {
-  const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "cm-bench-redis-"));
-  const child = spawn(
-    "redis-server",
-    ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes"].concat([
-      "--appendfsync",
-      "everysec",
-      "--maxmemory-policy",
-      "noeviction",
-      ...settings,
-    ]),
-    { stdio: "ignore" },
-  );
-  const client = new Redis({ port, host: "127.0.0.1", retryStrategy: () => 50 });
-  client.on("error", () => {});
-  await client.ping();
-  return {
-    port,
-    client,
-    async stop() {
-      client.disconnect();
-      child.kill("SIGKILL");
-      await new Promise((resolve) => child.once("exit", resolve));
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 /** One job write after another on a producer connection that waits for `replicas`: µs a write. */
 async function timeWrites(port, replicas) {

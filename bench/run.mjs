@@ -13,6 +13,7 @@ const ALL = [
   "webhook-fairness",
   "batch",
   "replicas",
+  "intake-log",
   "shards",
   "tracking-spec",
   "import",

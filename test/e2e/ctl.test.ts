@@ -139,7 +139,7 @@ describe("ctl", () => {
     const noDatabase = { ...env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" };
     const help = async (...words: string[]) => (await runCtl(noDatabase, [...words, "--help"])).stdout;
     expect(await help("key", "create")).toMatch(
-      /--permissions p1,p2 +any of campaign:read, campaign:write, profile:read, changes:read/,
+      /--permissions p1,p2 +any of campaign:read, campaign:write, profile:read, changes:read, intake:read/,
     );
     expect(await help("topic", "create")).toMatch(/--default-status STATUS +subscribed or unsubscribed/);
     expect(await help("journey", "status")).toMatch(

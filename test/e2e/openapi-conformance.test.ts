@@ -290,6 +290,19 @@ describe("real responses conform to /api/v2/openapi.json", () => {
     expect((await call("POST", "/api/v2/webhooks/999999/replay")).status).toBe(404);
   });
 
+  it("the intake log", async () => {
+    // The identifies sent above are in it once the gateway has written them (a moment after their answers).
+    const { body } = await waitFor("the intake log's entries", async () => {
+      const page = await call("GET", "/api/v2/intake-log?limit=10");
+      return (page.body.entries as unknown[]).length > 0 ? page : undefined;
+    });
+    expect((await call("GET", `/api/v2/intake-log?after=${body.next as string}&wait=1`)).status).toBe(200);
+    expect((await call("GET", "/api/v2/intake-log?outcome=refused&door=users&user_id=x")).status).toBe(200);
+    expect((await call("GET", "/api/v2/intake-log?after=nonsense")).status).toBe(400);
+    expect((await call("GET", "/api/v2/intake-log?door=smtp")).status).toBe(400);
+    expect((await call("GET", "/api/v2/intake-log", { key: "nope" })).status).toBe(401);
+  });
+
   it("exercised every documented operation's success answer", () => {
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {

@@ -46,6 +46,8 @@ export function testConfig(databaseUrl: string, queuePrefix: string, overrides: 
       METRICS_PORT: "0",
       LOG_LEVEL: "debug",
       REDIS_DURABILITY: "warn",
+      // As npm start runs it: the intake log on.
+      INTAKE_LOG_MAX_ENTRIES: "10000",
       ...REDIS_CLUSTER_ENV,
     }),
     ...(overrides.redisUrl === undefined && overrides.redisSentinel === undefined ? {} : { redisCluster: undefined }),
@@ -68,6 +70,7 @@ export function childEnv(config: Config, extra: Record<string, string> = {}): No
       ? {}
       : { REDIS_CLUSTER_NODES: config.redisCluster.nodes.map(({ host, port }) => `${host}:${port}`).join(",") }),
     INTAKE_QUEUE_SHARDS: String(config.intakeQueueShards),
+    INTAKE_LOG_MAX_ENTRIES: String(config.intakeLog.maxEntries),
     ...extra,
   };
 }

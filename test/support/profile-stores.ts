@@ -12,6 +12,7 @@ export function testProfileStores(sql: Sql, queuePrefix: string): ProfileStores 
     sql,
     ...queues,
     profileKeys: cachedProfileKeys(sql),
+    intakeLog: { redis: connection, prefix: queuePrefix },
     async close() {
       await Promise.all(everyIntakeQueue(queues).map((queue) => queue.close()));
       connection.disconnect();

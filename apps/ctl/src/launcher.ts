@@ -107,6 +107,8 @@ async function defaultOrLocalServer({
 async function main(): Promise<void> {
   // A local try-out runs on a development Redis, usually without persistence: say so, not stop.
   process.env.REDIS_DURABILITY ??= "warn";
+  // A try-out is where an integration is set up: its requests are shown in the intake log.
+  process.env.INTAKE_LOG_MAX_ENTRIES ??= "10000";
   const folder = new LauncherFolder(process.env.CM_DATA_DIR ?? join(ROOT, ".data"));
   // The servers started here run out of the terminal's process group: closing it must stop them too.
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.once(signal, () => void stop(0));

@@ -178,6 +178,7 @@ async function run(argv: string[]): Promise<unknown> {
             sql,
             queuesAt,
             importOptions(integerOption(values, "project"), positionals.slice(1), values),
+            config.intakeLog,
           ),
         );
       case "demo":

@@ -16,6 +16,7 @@ import { changeRoutes } from "./routes/changes";
 import { eventRoutes } from "./routes/events";
 import { healthRoutes } from "./routes/health";
 import { identifyRoutes } from "./routes/identify";
+import { intakeLogRoutes } from "./routes/intake-log";
 import { journeyRoutes } from "./routes/journeys";
 import { keyRoutes } from "./routes/keys";
 import { openApiRoutes } from "./routes/openapi";
@@ -65,6 +66,7 @@ export function createApp(deps: GatewayDeps): Koa {
   changeRoutes(api, deps);
   keyRoutes(api, deps);
   webhookRoutes(api, deps);
+  intakeLogRoutes(api, deps);
 
   // Any other path under /api/v2 is Vero's, whose 404 is its own (a Magento module reads
   // `message` from every answer). Matched after the API router, whose profile read is

@@ -2,6 +2,7 @@ import type { Sql } from "@cm/db";
 import type { ProfileOperation, TokenBucket, TrackedEvent } from "@cm/domain";
 import {
   everyIntakeQueue,
+  type IntakeLogAt,
   type IntakeQueues,
   type RedisConnection,
   type RedisDurabilityMode,
@@ -15,6 +16,7 @@ import type { CredentialCache } from "./auth/credential-cache";
 import type { ChangeWaits } from "./change-waits";
 import type { BodyBudget } from "./body/body-budget";
 import type { IdempotentReplies } from "./idempotent-replies";
+import type { IntakeLogWriter } from "./intake-log/writer";
 import type { RateLimiter } from "./rate-limit/rate-limiter";
 import type { Batcher } from "./micro-batcher";
 import type { PoolShares } from "./pool-shares";
@@ -92,6 +94,19 @@ export interface ChangeFeed {
   changeWaits: ChangeWaits;
 }
 
+/** The intake log's writes (docs/intake-log.md): what the users API, the batch and /v1 leave of each request. */
+export interface IntakeLogging {
+  intakeLogWriter: IntakeLogWriter;
+  /** INTAKE_LOG_BODY_BYTES: what an entry keeps of its body. */
+  intakeLogBodyBytes: number;
+}
+
+/** The intake log's reads (GET /api/v2/intake-log): where it is, and its long-polling readers, woken by its writes. */
+export interface IntakeLogReads {
+  intakeLog: IntakeLogAt;
+  intakeWaits: ChangeWaits;
+}
+
 /** The queue dashboard's settings. */
 export interface Dashboard {
   /** Guards the queue dashboard; undefined refuses everyone. */
@@ -109,4 +124,6 @@ export type GatewayDeps = Postgres &
   Observability &
   Health &
   ChangeFeed &
+  IntakeLogging &
+  IntakeLogReads &
   Dashboard;

@@ -86,7 +86,12 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     queue.on("error", (error) =>
       logQueueError((suppressed) => logger.warn({ err: error.message, suppressed }, `${queue.name} queue error`)),
     );
-  const stores = { sql, ...batchQueues, profileKeys: cachedProfileKeys(sql) };
+  const stores = {
+    sql,
+    ...batchQueues,
+    profileKeys: cachedProfileKeys(sql),
+    intakeLog: { redis: connection, prefix: config.queuePrefix },
+  };
   const logLeftAlone = logThrottle(10);
   const leftAlone = (queue: string) => (kind: unknown, v: unknown, unknownItem?: string) => {
     metrics.jobsLeftAlone.inc({ queue });

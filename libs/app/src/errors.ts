@@ -43,12 +43,12 @@ export class QueueUnavailable extends Error {
   readonly kind = "queue_unavailable";
 }
 
-/** A change feed cursor that is not one the project's feed gave (malformed, or another project's). */
+/** A cursor that is not one the project's change feed (or intake log) gave: malformed, or another project's. */
 export class InvalidCursor extends Error {
   readonly kind = "invalid_cursor";
 
-  constructor() {
-    super("after must be a cursor this project's change feed gave (a change's position, or next)");
+  constructor(message = "after must be a cursor this project's change feed gave (a change's position, or next)") {
+    super(message);
   }
 }
 

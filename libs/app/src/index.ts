@@ -24,6 +24,8 @@ export * from "./profiles/read-profile";
 
 export * from "./changes/read-change-feed";
 
+export * from "./intake/read-intake-log";
+
 export * from "./events/event-retention";
 export * from "./events/store-tracked-events";
 

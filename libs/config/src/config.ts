@@ -117,6 +117,8 @@ export interface Config {
   jobRetryMaxDelayMs: number & tags.Type<"uint32"> & tags.Minimum<1>;
   /** How the worker delivers changes to webhook endpoints (docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /** What the intake log keeps of each project's requests (docs/intake-log.md). */
+  intakeLog: IntakeLogSettings;
 }
 
 export interface RedisNodeAddress {
@@ -170,6 +172,16 @@ export interface WebhookSettings {
   parkAfterS: number & tags.Type<"uint32">;
   /** How often a worker looks for endpoints with changes to deliver. */
   pollMs: number & tags.Type<"uint32"> & tags.Minimum<10>;
+}
+
+/** The intake log's bounds (docs/intake-log.md): each project's recent requests, in Redis. */
+export interface IntakeLogSettings {
+  /** Entries a project keeps, about (Redis trims whole nodes of its stream); 0 keeps none: the log is off. */
+  maxEntries: number & tags.Type<"uint32"> & tags.Maximum<1000000>;
+  /** An entry is kept this long at most. */
+  maxAgeS: number & tags.Type<"uint32"> & tags.Minimum<1> & tags.Maximum<604800>;
+  /** An entry keeps this many bytes of its body at most. */
+  bodyBytes: number & tags.Type<"uint32"> & tags.Minimum<256> & tags.Maximum<65536>;
 }
 
 /** A gateway micro-batch is written when it holds `size` items, or `maxBytes` of request bodies, or `waitMs` after its first. */
@@ -340,6 +352,12 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     workerLockMs: numberOr(env.WORKER_LOCK_MS, 30_000),
     jobRetryBaseDelayMs: numberOr(env.JOB_RETRY_BASE_DELAY_MS, 500),
     jobRetryMaxDelayMs: numberOr(env.JOB_RETRY_MAX_DELAY_MS, 60_000),
+    intakeLog: {
+      // Off unless asked for (npm start asks): it costs the identify intake more than it should yet (docs/intake-log.md).
+      maxEntries: numberOr(env.INTAKE_LOG_MAX_ENTRIES, 0),
+      maxAgeS: numberOr(env.INTAKE_LOG_MAX_AGE_S, 86_400),
+      bodyBytes: numberOr(env.INTAKE_LOG_BODY_BYTES, 2048),
+    },
     webhooks: {
       secretKey: webhookSecretKey(env),
       allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === "true",

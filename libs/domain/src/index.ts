@@ -43,6 +43,7 @@ export * from "./webhooks/webhook-endpoints";
 export * from "./webhooks/webhook-signing";
 
 export * from "./requests/batch";
+export * from "./requests/intake-log";
 export * from "./requests/operation-requests";
 export * from "./requests/tracking-spec";
 

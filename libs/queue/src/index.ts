@@ -1,6 +1,7 @@
 export * from "./batch-queues";
 export * from "./connection";
 export * from "./failed-jobs";
+export * from "./intake-log";
 export * from "./maintenance-queue";
 export * from "./names";
 export * from "./payloads";

@@ -3,6 +3,7 @@ import { createReadStream, type ReadStream } from "node:fs";
 import { open, readFile, rename, stat, truncate, writeFile, appendFile } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { Readable } from "node:stream";
+import type { IntakeLogSettings } from "@cm/config";
 import { allTopicsOfProject, profileKeySecrets, type Sql } from "@cm/db";
 import type { ProfileOperation, TrackedEvent } from "@cm/domain";
 import {
@@ -28,6 +29,7 @@ import {
   type ImportContext,
   type RecordPosition,
 } from "../import-records";
+import { importIntakeLog } from "./import-intake-log";
 
 /** Operations per job (a gateway micro-batch's size): the state file moves on after each. */
 const BATCH_OPERATIONS = 500;
@@ -399,7 +401,12 @@ function progressBar(size: number | null): SingleBar {
  * state file moved on after each, so that a rerun of the same command continues where the last
  * one stopped.
  */
-export async function importCommand(sql: Sql, queuesAt: QueuesAt, options: ImportOptions): Promise<ImportSummary> {
+export async function importCommand(
+  sql: Sql,
+  queuesAt: QueuesAt,
+  options: ImportOptions,
+  intakeLog: IntakeLogSettings,
+): Promise<ImportSummary> {
   const { projectId } = options;
   const input = options.input === "-" ? null : options.input;
   const format = formatOf(options);
@@ -420,6 +427,7 @@ export async function importCommand(sql: Sql, queuesAt: QueuesAt, options: Impor
   const source = input === null ? await stdinSource() : await fileSource(input);
   try {
     return await importSource(source, queuesAt, options, {
+      intakeLog,
       projectId,
       format,
       mapping,
@@ -466,6 +474,8 @@ function skippedRecordsCheck(state: ImportState, statePath: string) {
 
 /** What importCommand made of its options and the project. */
 interface ImportPlan {
+  /** What the intake log keeps of the import's records. */
+  intakeLog: IntakeLogSettings;
   projectId: number;
   format: ImportFormat;
   mapping: CsvMapping;
@@ -508,6 +518,7 @@ async function importSource(
 
   const connection = producerConnection(queuesAt.redis);
   const queues = intakeQueues(connection, queuesAt.prefix, queuesAt.shards);
+  const logged = importIntakeLog(connection, queuesAt.prefix, plan.intakeLog, projectId);
   const summary: ImportSummary = {
     imported: 0,
     rejected: 0,
@@ -534,6 +545,7 @@ async function importSource(
         : null,
       pending.events.length > 0 ? addEventsToShards(queues.eventsQueues, pending.events, yieldToLiveTraffic) : null,
     ]);
+    await logged.write();
     if (pending.rejects.length > 0) await appendFile(rejectsPath, pending.rejects.join(""));
     summary.profile_operations += pending.profile.length;
     summary.events += pending.events.length;
@@ -555,6 +567,7 @@ async function importSource(
           return;
         }
         const converted = record.convert({ ordinal: record.ordinal });
+        logged.note(record.text, record.input, converted);
         if (converted.ok) {
           summary.imported += 1;
           for (const queued of converted.operations) {

@@ -3,6 +3,7 @@ import { batchOperations, problemText } from "@cm/domain";
 import { BATCH_BODY } from "../body/identify-body";
 import type { Observability } from "../deps";
 import { ApiError } from "../errors/api-error";
+import { batchDoorLog } from "../intake-log/doors";
 import type { IdentifyState } from "../state";
 import { acceptBatch } from "../use-cases/accept-batch";
 import { ROUTES } from "./table";
@@ -27,6 +28,7 @@ export function batchRoutes(router: Router<IdentifyState>, deps: UsersApiDeps & 
       }
       return acceptBatch(deps, request, operations.value);
     },
+    batchDoorLog(deps),
     BATCH_BODY,
   );
 }

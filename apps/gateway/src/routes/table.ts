@@ -8,6 +8,7 @@ import type {
   ErrorReply,
   IdentifyBody,
   IdentifyReply,
+  IntakeLogPage,
   Journey,
   JourneyPage,
   Message,
@@ -34,6 +35,11 @@ import {
   CHANGE_PAGE_MAX,
   CHANGE_TYPES,
   CHANGE_WAIT_MAX_S,
+  INTAKE_DOORS,
+  INTAKE_OUTCOMES,
+  INTAKE_PAGE_DEFAULT,
+  INTAKE_PAGE_MAX,
+  INTAKE_WAIT_MAX_S,
   JOURNEY_STATUSES,
   OPERATION_TYPES,
 } from "@cm/domain";
@@ -88,6 +94,7 @@ export const schemas = typia.json.schemas<
     ApiKeyList,
     NewApiKey,
     WebhookList,
+    IntakeLogPage,
   ],
   "3.1"
 >();
@@ -122,6 +129,7 @@ const [
   apiKeyList,
   newApiKey,
   webhookList,
+  intakeLogPage,
 ] = schemas.schemas as { $ref: string }[];
 const json = (schema: object | undefined, description: string) => ({
   description,
@@ -802,5 +810,70 @@ export const ROUTES = {
       "409": problems("The endpoint is not parked (active, or revoked)"),
     },
     ...curl("curl -X POST http://localhost:3000/api/v2/webhooks/WEBHOOK_ID/replay -H 'Authorization: Bearer API_KEY'"),
+  }),
+  readIntakeLog: keyRoute("get", "/intake-log", "intake:read", {
+    operationId: "readIntakeLog",
+    summary: "Read what the project's intake received lately, accepted or refused (docs/intake-log.md)",
+    description:
+      "Each request the users API, the batch (an entry per operation: its first 50 accepted and first 50 refused), " +
+      "the /v1 API (an entry per message, a batch's as the batch's) and `ctl import` (an entry per record) received " +
+      "for the project, oldest first: when, which door, accepted or " +
+      "refused with the status and reason answered, the user it names, and its body as received (the first " +
+      "INTAKE_LOG_BODY_BYTES, 2 KiB). For setting up an integration: the log is best effort, keeps about " +
+      "INTAKE_LOG_MAX_ENTRIES (10,000) entries for at most INTAKE_LOG_MAX_AGE_S (24 hours), and holds no request " +
+      "whose credential was refused. `next` is always given, and may move past entries a filter left out. With " +
+      "`wait`, the answer comes as soon as there is an entry after `after`, or empty after that many seconds.",
+    parameters: [
+      {
+        name: "after",
+        in: "query",
+        required: false,
+        description: "A cursor this log gave (`next`, or an entry's `position`); absent: from the oldest entry kept",
+        schema: { type: "string" },
+      },
+      {
+        name: "limit",
+        in: "query",
+        required: false,
+        schema: { type: "integer", minimum: 1, maximum: INTAKE_PAGE_MAX, default: INTAKE_PAGE_DEFAULT },
+      },
+      {
+        name: "wait",
+        in: "query",
+        required: false,
+        description: "Seconds to wait for an entry when there is none yet (long-poll)",
+        schema: { type: "integer", minimum: 0, maximum: INTAKE_WAIT_MAX_S, default: 0 },
+      },
+      {
+        name: "door",
+        in: "query",
+        required: false,
+        description: "Only entries of this door",
+        schema: { type: "string", enum: [...INTAKE_DOORS] },
+      },
+      {
+        name: "outcome",
+        in: "query",
+        required: false,
+        description: "Only accepted, or only refused, entries",
+        schema: { type: "string", enum: [...INTAKE_OUTCOMES] },
+      },
+      {
+        name: "user_id",
+        in: "query",
+        required: false,
+        description: "Only entries naming this user",
+        schema: { type: "string" },
+      },
+    ],
+    responses: {
+      "200": json(intakeLogPage, "The entries after `after`, oldest first, and the cursor to read on from"),
+      "400": problems(
+        "A cursor not of this project's log, a bad limit, wait, door or outcome, or a malformed or too old revision header",
+      ),
+    },
+    ...curl(
+      "curl 'http://localhost:3000/api/v2/intake-log?outcome=refused&wait=10' -H 'Authorization: Bearer API_KEY'",
+    ),
   }),
 } satisfies Record<string, Route>;

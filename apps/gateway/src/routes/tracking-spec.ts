@@ -4,6 +4,7 @@ import { basicAuthUser } from "../auth/authenticate";
 import { SPEC_BATCH_BODY, SPEC_MESSAGE_BODY } from "../body/identify-body";
 import type { Intake } from "../deps";
 import { ApiError } from "../errors/api-error";
+import { singleDoorLog, specBatchDoorLog } from "../intake-log/doors";
 import type { IdentifyState } from "../state";
 import { acceptSpecBatch, acceptSpecOperations, specMessageContext } from "../use-cases/accept-spec-messages";
 import { bodyOperation, type CredentialPlaces, type UsersApiDeps } from "./users-api";
@@ -55,6 +56,7 @@ export function trackingSpecRoutes(
     },
     SPEC_BATCH_BODY,
     WRITE_KEY,
+    specBatchDoorLog(deps),
   );
   for (const [type, paths] of Object.entries(SINGLE_CALLS) as [SpecMessageType, string[]][]) {
     bodyOperation(
@@ -68,6 +70,7 @@ export function trackingSpecRoutes(
       },
       SPEC_MESSAGE_BODY,
       WRITE_KEY,
+      singleDoorLog(deps, "v1", type),
     );
   }
 }

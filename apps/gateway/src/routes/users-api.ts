@@ -5,8 +5,9 @@ import { authenticateIdentify, bodyCredentials, queryCredentials, type VerifiedT
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
 import { BodyReservation, declaredBodyBytes, UNVERIFIED } from "../body/body-budget";
 import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
-import type { Access, BodyLimits, Intake } from "../deps";
+import type { Access, BodyLimits, Intake, IntakeLogging } from "../deps";
 import { ApiError } from "../errors/api-error";
+import { singleDoorLog, type IntakeDoorLog, type IntakeSeen } from "../intake-log/doors";
 import { allowAnyOrigin, answerPreflight } from "../middleware/browser-access";
 import { enforceRateLimit } from "../rate-limit/enforce";
 import type { IdentifyState } from "../state";
@@ -30,7 +31,7 @@ export interface AuthorizedRequest extends ReceivedRequest {
 }
 
 /** What an operation of the users API is given: its request read and authorized, what it accepts queued. */
-export type UsersApiDeps = Access & BodyLimits & Intake;
+export type UsersApiDeps = Access & BodyLimits & Intake & IntakeLogging;
 
 /**
  * Where an operation takes the project's identify token: outside the body (the query string, a
@@ -86,15 +87,19 @@ interface RequestReading {
  * parsed form. A bad token is always 401. Then the project's rate limit, and only then a body
  * that could not be read (but a body too slow or too large, with no credential outside it, is
  * refused for that at once). What parsing the body costs is held in the budget before it is parsed.
+ * What it reads is noted in `seen` as it goes, for the intake log.
  */
 async function authorize(
   ctx: Koa.Context,
   deps: Access & BodyLimits,
   reservation: BodyReservation,
   { format, places, outside, verified }: RequestReading,
+  seen: IntakeSeen,
 ): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
+  seen.receivedAt = receivedAt;
   const read = await format.read(ctx, deps.bodyReadTimeoutMs, places.bodyFields);
+  if (read.ok) seen.text = read.text;
   // A body cut off for arriving too slowly has no credential to check: the deadline answers.
   if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
   // Nor has a body past its size limit whose credential could only be inside it: a 401 there
@@ -109,12 +114,15 @@ async function authorize(
   if (read.ok) reservation.take(ctx, read.parsedBytes);
   const parsed = read.ok ? read.parse() : read;
   const inBody = parsed.ok ? [...parsed.repeatedCredentials, ...bodyCredentials(parsed.value, places.bodyFields)] : [];
-  const { projectId } = (fromText ?? (await authenticateIdentify(deps.credentials, [...outside, ...inBody], verified)))
-    .credential;
+  const authorized = fromText ?? (await authenticateIdentify(deps.credentials, [...outside, ...inBody], verified));
+  const { projectId } = authorized.credential;
+  Object.assign(seen, { projectId, token: authorized.token });
+  if (parsed.ok) seen.body = parsed.value;
   await enforceRateLimit(ctx, deps.rateLimiter, projectId);
   if (!parsed.ok) throw parsed.error;
   // A DELETE sent without a body (many HTTP clients drop one) names its user in the query string.
   const body = ctx.method === "DELETE" && read.ok && read.bytes === 0 ? { ...ctx.query } : parsed.value;
+  seen.body = body;
   const idempotencyKey = ctx.get("idempotency-key");
   return {
     projectId,
@@ -136,7 +144,8 @@ export interface Answering {
 /**
  * An operation answering `answering`, callable from web pages (CORS and its preflight) within
  * the body budget; `act` parses the body (read as `format` says, its credential where `places`
- * say) and does the work. Any other method on its paths is 404.
+ * say) and does the work; `log` notes the request in its project's intake log, accepted or
+ * refused. Any other method on its paths is 404.
  */
 export function bodyOperation<Reply>(
   router: Router<IdentifyState>,
@@ -145,6 +154,7 @@ export function bodyOperation<Reply>(
   act: (request: AuthorizedRequest) => Promise<Reply>,
   format: UsersApiBody,
   places: CredentialPlaces,
+  log: IntakeDoorLog<Reply>,
 ): void {
   const paths = answering.map(({ path }) => path);
   router.options(paths, answerPreflight);
@@ -162,9 +172,18 @@ export function bodyOperation<Reply>(
       );
     }
     const reservation = new BodyReservation(deps.bodyBudget, owner);
+    const seen: IntakeSeen = {
+      receivedAt: Date.now(),
+      ...(verified ? { projectId: verified.credential.projectId, token: verified.token } : {}),
+    };
     try {
       reservation.take(ctx, declared);
-      ctx.body = await act(await authorize(ctx, deps, reservation, { format, places, outside, verified }));
+      const reply = await act(await authorize(ctx, deps, reservation, { format, places, outside, verified }, seen));
+      ctx.body = reply;
+      log.accepted(seen, reply);
+    } catch (error) {
+      log.refused(seen, error);
+      throw error;
     } finally {
       reservation.release();
     }
@@ -179,11 +198,12 @@ export function bodyOperation<Reply>(
  * One operation of Vero's users API as `route` declares it: its method and path and its aliases
  * (the `.json` twin, another method), its credential where the users API takes it.
  */
-export function usersApiOperation(
+export function usersApiOperation<Reply extends IdentifyReply>(
   router: Router<IdentifyState>,
   deps: Access & BodyLimits,
   route: Route,
-  act: (request: AuthorizedRequest) => Promise<IdentifyReply>,
+  act: (request: AuthorizedRequest) => Promise<Reply>,
+  log: IntakeDoorLog<Reply>,
   format: UsersApiBody = OPERATION_BODY,
 ): void {
   const declared = [route, ...route.aliases];
@@ -191,7 +211,7 @@ export function usersApiOperation(
     path,
     methods: declared.filter((answer) => koaPath(answer.path) === path).map(({ method }) => method),
   }));
-  bodyOperation(router, deps, answering, act, format, USERS_API_CREDENTIALS);
+  bodyOperation(router, deps, answering, act, format, USERS_API_CREDENTIALS, log);
 }
 
 /**
@@ -201,9 +221,15 @@ export function usersApiOperation(
 export function singleOperation(router: Router<IdentifyState>, deps: UsersApiDeps, route: Route): void {
   const type = route.operationType;
   if (type === undefined) throw new Error(`${route.operation.operationId} names no operation type`);
-  usersApiOperation(router, deps, route, (request) => {
-    const parsed = parseOperation(type, request.body, operationContext(deps, request));
-    if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));
-    return acceptOperation(deps, parsed.value, request);
-  });
+  usersApiOperation(
+    router,
+    deps,
+    route,
+    (request) => {
+      const parsed = parseOperation(type, request.body, operationContext(deps, request));
+      if (!parsed.ok) throw ApiError.badRequest(problemText(parsed.problems));
+      return acceptOperation(deps, parsed.value, request);
+    },
+    singleDoorLog(deps, type === "track" ? "events" : "users", type),
+  );
 }

@@ -9,13 +9,14 @@ import {
 import type { IntakeQueues } from "@cm/queue";
 import { applyLinkOperations } from "./apply-link-operations";
 import { applyStateOperations, type ApplyOutcome } from "./apply-state-operations";
+import { eraseFromIntakeLog, type IntakeLogStores } from "./erase-intake-log";
 import { eraseEvents, eraseFromFailedJobs, type Erasure } from "./erase-profiles";
 import { applyIsolatingRefused } from "../isolate-refused";
 import { keyedForStorage, type ProfileKeys } from "./profile-keys";
 
 /** Where a profile's data is kept, and so where an erasure must reach. */
 /** The intake queues' failed jobs hold the operations and events they could not apply: every shard of each (INTAKE_QUEUE_SHARDS). */
-export interface ProfileStores extends IntakeQueues {
+export interface ProfileStores extends IntakeQueues, IntakeLogStores {
   sql: Sql;
   /** Profiles are stored under keyed hashes of their ids. */
   profileKeys: ProfileKeys;
@@ -56,5 +57,6 @@ export async function applyProfileOperations(
   outcome.poisoned.push(...linksPoisoned);
   await eraseEvents(stores.sql, erasures);
   await eraseFromFailedJobs(stores, erasures);
+  await eraseFromIntakeLog(stores, erasures);
   return outcome;
 }

@@ -3,6 +3,7 @@ export const PERMISSIONS = [
   "campaign:write",
   "profile:read",
   "changes:read",
+  "intake:read",
   "keys:read",
   "keys:write",
   "webhooks:read",

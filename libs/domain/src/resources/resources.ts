@@ -2,6 +2,7 @@ import type { tags } from "typia";
 import type { Permission } from "../access/permissions";
 import type { ChangeType } from "../changes/change-feed";
 import type { JourneyStatus } from "../journeys/journey";
+import type { IntakeDoor, IntakeOutcome } from "../requests/intake-log";
 import type { TopicStatus, TopicValues } from "../topics/topic";
 
 // The resources of the API, in one place: what the gateway's use cases and ctl return, and
@@ -165,6 +166,38 @@ export interface ChangePage {
   /**
    * Pass as `after` to read on: past every change this read went through, which may be further
    * than the last of `changes` (a `types` filter, or nothing new). Never null.
+   */
+  next: string;
+}
+
+/** One request (or a batch's operation, a /v1 batch's message, an imported record) as the intake received it (docs/intake-log.md). */
+export interface IntakeLogEntry {
+  /** Opaque: pass it as `after` to read the entries that follow this one. */
+  position: string;
+  received_at: DateTime;
+  /** Where it came in: users (Vero's users API but track), events (track), batch, v1 (the tracking spec), import (ctl import). */
+  door: IntakeDoor;
+  /** The operation: identify, edit, tags, …; a batch item's `type`; a /v1 message type; the door's name when unknown. */
+  operation: string;
+  outcome: IntakeOutcome;
+  /** 200, or the status of the refusal (a batch's refused operation or message: 400). */
+  status: Integer;
+  /** Why it was refused, as the answer says (the field and the rule); null when accepted. */
+  reason: string | null;
+  /** The user the body names (its `id`, else its `email`; a track's identity; a /v1 message's userId, else anonymousId). */
+  user_id: string | null;
+  /** The body as received, as text: its first INTAKE_LOG_BODY_BYTES (2 KiB) bytes. */
+  body: string;
+  /** Whether `body` was cut. */
+  body_truncated: boolean;
+}
+
+/** A page of the intake log: its entries oldest first, and where to read on. */
+export interface IntakeLogPage {
+  entries: IntakeLogEntry[];
+  /**
+   * Pass as `after` to read on: past every entry this read went through, which may be further
+   * than the last of `entries` (a filter, or nothing new). Never null.
    */
   next: string;
 }
