@@ -100,7 +100,8 @@ export function gatewayDeps(
   for (const queue of everyQueue(queues))
     queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
-  const metrics = createGatewayMetrics(everyQueue(queues));
+  const bodyBudget = new BodyBudget(config.bodyBytesInFlight);
+  const metrics = createGatewayMetrics(everyQueue(queues), () => bodyBudget.held);
   /** A micro-batcher a shard of `shards`, each writing its batches there with `add`. */
   const shardedBatcher = <Item, Data>(
     shards: Queue<Data>[],
@@ -153,7 +154,7 @@ export function gatewayDeps(
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
     idempotentReplies: new IdempotentReplies(redis, config.queuePrefix, config.batchIdempotencyKeysPerProject),
-    bodyBudget: new BodyBudget(config.bodyBytesInFlight),
+    bodyBudget,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     unverifiedBodyBytes: new TokenBucket(config.unverifiedBodyBytesPerSecond, config.unverifiedBodyBytesPerSecond),
     logger,
