@@ -1,11 +1,11 @@
-import type { Readable } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { batchFromLines, MAX_BATCH_BODY_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@cm/domain";
 import type Koa from "koa";
 import getRawBody from "raw-body";
 import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
-import { BYTES_PER_PARSED_OBJECT, parsedObjectBytes, type BodyReservation } from "./body-budget";
+import { BYTES_PER_PARSED_OBJECT, DECOMPRESSOR_BYTES, parsedObjectBytes, type BodyReservation } from "./body-budget";
 import { FormBodyError, parseFormBody } from "./form";
 import { scanJson } from "./json-scan";
 
@@ -111,12 +111,24 @@ function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clea
   return { expired, clear: () => clearTimeout(timer) };
 }
 
-/** The body as sent, decompressed as its Content-Encoding says (as co-body's `inflation` does: another is 415). */
-function inflated(req: Koa.Context["req"], encoding: string): Readable {
+const DECOMPRESSORS = new Map<string, () => Transform>([
+  ["gzip", createUnzip],
+  ["deflate", createUnzip],
+  ["br", createBrotliDecompress],
+]);
+
+/**
+ * The body as sent, decompressed as its Content-Encoding says (as co-body's `inflation` does:
+ * another is 415). A decompressor holds its state whatever arrives: held in `reservation` first.
+ */
+function inflated(req: Koa.Context["req"], encoding: string, reservation: BodyReservation): Readable {
   if (encoding === "identity") return req;
-  if (encoding === "gzip" || encoding === "deflate") return req.pipe(createUnzip());
-  if (encoding === "br") return req.pipe(createBrotliDecompress());
-  throw Object.assign(new Error(`Unsupported Content-Encoding: ${encoding}`), { status: 415 });
+  const decompressor = DECOMPRESSORS.get(encoding);
+  if (decompressor === undefined) {
+    throw Object.assign(new Error(`Unsupported Content-Encoding: ${encoding}`), { status: 415 });
+  }
+  reservation.take(DECOMPRESSOR_BYTES);
+  return req.pipe(decompressor());
 }
 
 /**
@@ -126,7 +138,7 @@ function inflated(req: Koa.Context["req"], encoding: string): Readable {
 async function readText(ctx: Koa.Context, maxBytes: number, reservation: BodyReservation): Promise<string> {
   const encoding = ctx.get("content-encoding") || "identity";
   const length = ctx.get("content-length");
-  const body = reservation.metered(inflated(ctx.req, encoding));
+  const body = reservation.metered(inflated(ctx.req, encoding, reservation));
   // Where the client goes away, nobody waits for the rest; a compressed body would not end.
   const aborted = () => {
     if (!ctx.req.complete) body.destroy(new ApiError(400, { detail: "the request was aborted" }));
