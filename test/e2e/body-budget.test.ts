@@ -54,7 +54,8 @@ describe("bodies in flight", () => {
   it("turns a request away with 503 and Retry-After while others hold the budget, and takes it again after", async () => {
     const large = JSON.stringify({ id: "large", data: { blob: "x".repeat(200_000) } });
     const first = start(large);
-    first.sent.write(large.slice(0, 1000));
+    // A body holds what has arrived of it.
+    first.sent.write(large.slice(0, -1000));
     await new Promise((resolve) => setTimeout(resolve, 200));
 
     const second = start(large);
@@ -72,7 +73,7 @@ describe("bodies in flight", () => {
     expect(logged.find((line) => line.msg === "request rejected")?.reason).toMatch(/BODY_BYTES_IN_FLIGHT/);
     expect(logged.filter((line) => line.level >= 50)).toEqual([]);
 
-    first.sent.end(large.slice(1000));
+    first.sent.end(large.slice(-1000));
     expect((await first.answer).status).toBe(200);
     const third = start(large);
     third.sent.end(large);
@@ -96,6 +97,7 @@ function stall(
     });
     // A connection the server closes without an answer.
     request_.on("error", () => resolve({ status: 0, ms: Date.now() - started }));
+    request_.flushHeaders();
     request_.write(sent);
   });
   return { sent: request_, answer };
@@ -135,36 +137,18 @@ describe("bodies that would starve the others", () => {
     bogus.sent.destroy();
   });
 
-  it("lets slow bodies whose credential is in the body hold a small share only, and cuts them off", async () => {
+  it("lets slow bodies whose credential is in the body hold only what they sent, and cuts them off", async () => {
     const slow = Array.from({ length: 12 }, () =>
       stall(url, "/api/v2/users/track", announced(256 * 1024), '{"auth_token":"cmt_1_bogus","data":{"x":"'),
     );
     await new Promise((resolve) => setTimeout(resolve, 200));
-    // The slow ones hold what they may; the project's own requests still have room.
     expect(await track(attacked.project.authToken, { id: "meanwhile", data: { blob: "y".repeat(200_000) } })).toBe(200);
-    const answers = await Promise.all(slow.map((s) => s.answer));
-    expect(answers.filter((a) => a.status === 503).length).toBeGreaterThan(0);
-    // Those let in are cut off by the body deadline, not by the 30 s request timeout.
-    for (const answer of answers.filter((a) => a.status !== 503)) {
+    // Cut off by the body deadline, not by the 30 s request timeout.
+    for (const answer of await Promise.all(slow.map((s) => s.answer))) {
       expect(answer.status).toBe(408);
       expect(answer.ms).toBeLessThan(5_000);
     }
     slow.forEach((s) => s.sent.destroy());
-  });
-
-  it("counts a compressed body as the most it may inflate to, within its project's share", async () => {
-    const other = await createTestProject(attacked.db.sql, "other");
-    const zipped = gzipSync(JSON.stringify({ id: "z", data: { blob: "z".repeat(250_000) } }));
-    const headers = { ...JSON_HEADERS, "content-encoding": "gzip", "content-length": String(zipped.length) };
-    // Two stalled gzip bodies of about 300 bytes each hold the project's 512 KiB share.
-    const held = [0, 1].map(() =>
-      stall(url, `/api/v2/users/track?auth_token=${attacked.project.authToken}`, headers, zipped.subarray(0, 10)),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(await track(attacked.project.authToken, { id: "same-project" })).toBe(503);
-    expect(await track(other.authToken, { id: "other-project" })).toBe(200);
-    await Promise.all(held.map((h) => h.answer));
-    expect(await track(attacked.project.authToken, { id: "after" })).toBe(200);
   });
 
   it("counts what a body parses into: one body of 256 KiB of {} is served alone, not many at once", async () => {
@@ -258,5 +242,121 @@ describe("what a body costs before it is parsed", () => {
       status: 400,
       detail: "JSON must not nest deeper than 32 levels",
     });
+  });
+});
+
+describe("what holding bodies without sending them can cost others", () => {
+  let shared: TestStack;
+  let url: URL;
+  const JSON_HEADERS = { "content-type": "application/json" };
+  /** Headers of a gzip body announced and never sent: it may inflate to its format's most. */
+  const GZIP_IDLE = { ...JSON_HEADERS, "content-encoding": "gzip", "content-length": "10" };
+
+  beforeAll(async () => {
+    // 2 MiB of bodies. The body deadline leaves the requests below time to be answered while the
+    // stalled ones are still held, on a busy machine too.
+    shared = await createTestStack("body_budget_shared", {
+      bodyBytesInFlight: 2 * 1024 * 1024,
+      bodyReadTimeoutMs: 5_000,
+    });
+    url = new URL((await shared.gateway()).url);
+  });
+  afterAll(() => shared.close());
+
+  const post = async (path: string, body: object, headers: Record<string, string> = {}) =>
+    (
+      await fetch(`${url.origin}${path}`, {
+        method: "POST",
+        headers: { ...JSON_HEADERS, ...headers },
+        body: JSON.stringify(body),
+      })
+    ).status;
+  const settled = () => new Promise((resolve) => setTimeout(resolve, 300));
+  /** Waits until the gateway's bodies hold `bytes`: the stalled requests have sent what they will. */
+  const heldAtLeast = async (bytes: number) => {
+    const { bodyBudget } = (await shared.gateway()).deps;
+    await waitFor(`bodies in flight to hold ${bytes} bytes`, async () => (bodyBudget.held >= bytes ? true : undefined));
+  };
+
+  it("lets no anonymous connection that announces a compressed batch and sends nothing turn away the bodies with their credential inside", async () => {
+    const token = shared.project.authToken;
+    const idle = stall(url, "/v1/batch", GZIP_IDLE, "");
+    await settled();
+    expect(await post("/api/v2/users/track", { auth_token: token, id: "in-body" })).toBe(200);
+    expect(await post("/v1/track", { writeKey: token, userId: "in-body", event: "Seen" })).toBe(200);
+    expect(await post("/api/v2/batch", { auth_token: token, batch: [{ type: "identify", id: "in-body" }] })).toBe(200);
+    // It was held all along, until the body deadline.
+    expect((await idle.answer).status).toBe(408);
+  });
+
+  it("cuts off an anonymous client that sent most of a large body and stalls, to make room for another client", async () => {
+    const large = JSON.stringify({
+      batch: [{ type: "identify", id: "big", data: { blob: "b".repeat(3 * 1024 * 1024) } }],
+    });
+    // More than the budget: a request alone fits whatever its size.
+    const hog = stall(
+      url,
+      "/v1/batch",
+      { ...JSON_HEADERS, "content-length": String(large.length), "x-forwarded-for": "203.0.113.7" },
+      large.slice(0, 2.5 * 1024 * 1024),
+    );
+    await heldAtLeast(2.5 * 1024 * 1024);
+    const body = { auth_token: shared.project.authToken, id: "another-client", data: { blob: "c".repeat(100_000) } };
+    expect(await post("/api/v2/users/track", body, { "x-forwarded-for": "198.51.100.2" })).toBe(200);
+    expect((await hog.answer).status).toBe(503);
+  });
+
+  it("counts a compressed body as what it inflates to as it arrives: a project's stalled ones starve it, never another", async () => {
+    const other = await createTestProject(shared.db.sql, "other");
+    const zipped = gzipSync(JSON.stringify({ id: "z", data: { blob: "z".repeat(250_000) } }));
+    const headers = { ...JSON_HEADERS, "content-encoding": "gzip", "content-length": String(zipped.length) };
+    // Nine gzip bodies of about 300 bytes, all but their trailers sent: 2.2 MB inflated, 2.8 MB
+    // with their decompressors, more than the budget. Six fit; the seventh is refused, and
+    // releases what it held, and so are the others.
+    const held = Array.from({ length: 9 }, () =>
+      stall(url, `/api/v2/users/track?auth_token=${shared.project.authToken}`, headers, zipped.subarray(0, -8)),
+    );
+    await heldAtLeast(6 * 300_000);
+    const body = (id: string) => ({ id, data: { blob: "w".repeat(240_000) } });
+    const track = (token: string, id: string) => post(`/api/v2/users/track?auth_token=${token}`, body(id));
+    expect(await track(shared.project.authToken, "same-project")).toBe(503);
+    expect(await track(other.authToken, "other-project")).toBe(200);
+    const answers = (await Promise.all(held.map((h) => h.answer))).map((answer) => answer.status);
+    // Those refused for want of room, or cut off to make it for the other project; the rest by the deadline.
+    expect(answers).toContain(503);
+    expect(answers.filter((status) => status !== 503).every((status) => status === 408)).toBe(true);
+    expect(await track(shared.project.authToken, "after")).toBe(200);
+  });
+
+  const fourProjects = () => Promise.all([1, 2, 3, 4].map((n) => createTestProject(shared.db.sql, `attacker ${n}`)));
+
+  it("lets no four projects' idle compressed bodies turn away a fifth project", async () => {
+    const idle = (await fourProjects()).flatMap((project) =>
+      [1, 2, 3].map(() => stall(url, `/api/v2/users/track?auth_token=${project.authToken}`, GZIP_IDLE, "")),
+    );
+    await settled();
+    expect(await post(`/api/v2/users/track?auth_token=${shared.project.authToken}`, { id: "victim" })).toBe(200);
+    for (const answer of await Promise.all(idle.map((request) => request.answer))) expect(answer.status).toBe(408);
+  });
+
+  it("cuts off the latest body of the project holding the most when four projects fill the budget and stall", async () => {
+    const partial = JSON.stringify({ id: "stalled", data: { blob: "s".repeat(250_000) } });
+    const stalled = (await fourProjects()).flatMap((project, n) =>
+      Array.from({ length: 3 + n }, () =>
+        stall(
+          url,
+          `/api/v2/users/track?auth_token=${project.authToken}`,
+          { ...JSON_HEADERS, "content-length": String(partial.length) },
+          partial.slice(0, 200_000),
+        ),
+      ),
+    );
+    // Each holds what it sent: some were refused, or cut off to make room for another project.
+    await heldAtLeast(2 * 1024 * 1024 - 256 * 1024);
+    const body = { id: "victim", data: { blob: "v".repeat(200_000) } };
+    expect(await post(`/api/v2/users/track?auth_token=${shared.project.authToken}`, body)).toBe(200);
+    const answers = (await Promise.all(stalled.map((request) => request.answer))).map((answer) => answer.status);
+    expect(answers).toContain(503);
+    expect(answers.filter((status) => status !== 503).every((status) => status === 408)).toBe(true);
   });
 });

@@ -113,7 +113,8 @@ export function gatewayDeps(
   for (const queue of everyQueue(queues))
     queue.on("error", (error) => logger.warn({ err: error.message }, `${queue.name} queue error`));
 
-  const metrics = createGatewayMetrics(everyQueue(queues));
+  const bodyBudget = new BodyBudget(config.bodyBytesInFlight);
+  const metrics = createGatewayMetrics(everyQueue(queues), () => bodyBudget.held);
   // The log's readers wait as the change feed's do; each wait ends before the stall timeout cuts its connection.
   const intakeWaits = new ChangeWaits(
     MAX_WAITING_READERS,
@@ -185,7 +186,7 @@ export function gatewayDeps(
     ),
     eventDedupWindowMs: config.eventDedupWindowS * 1000,
     idempotentReplies: new IdempotentReplies(redis, config.queuePrefix, config.batchIdempotencyKeysPerProject),
-    bodyBudget: new BodyBudget(config.bodyBytesInFlight),
+    bodyBudget,
     bodyReadTimeoutMs: config.bodyReadTimeoutMs,
     unverifiedBodyBytes: new TokenBucket(config.unverifiedBodyBytesPerSecond, config.unverifiedBodyBytesPerSecond),
     logger,

@@ -10,8 +10,11 @@ export interface GatewayMetrics {
 
 const QUEUE_STATES = ["waiting", "active", "delayed", "prioritized", "failed", "completed"] as const;
 
-/** Request counts and latencies come from one histogram (its _count is the request count). */
-export function createGatewayMetrics(queues: readonly Queue[]): GatewayMetrics {
+/**
+ * Request counts and latencies come from one histogram (its _count is the request count).
+ * `bodyBytesHeld`: what the body budget holds now.
+ */
+export function createGatewayMetrics(queues: readonly Queue[], bodyBytesHeld: () => number): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -25,6 +28,14 @@ export function createGatewayMetrics(queues: readonly Queue[]): GatewayMetrics {
         const counts = await queue.getJobCounts(...QUEUE_STATES);
         for (const state of QUEUE_STATES) this.set({ queue: queue.name, state }, counts[state] ?? 0);
       }
+    },
+  });
+  new Gauge({
+    name: "body_bytes_in_flight",
+    help: "Bytes of users-API bodies the gateway holds, raw and parsed (at most BODY_BYTES_IN_FLIGHT, but for one request alone)",
+    registers,
+    collect() {
+      this.set(bodyBytesHeld());
     },
   });
   return {

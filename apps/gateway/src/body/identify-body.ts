@@ -1,9 +1,11 @@
+import type { Readable, Transform } from "node:stream";
+import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { batchFromLines, MAX_BATCH_BODY_BYTES, MAX_BODY_BYTES, MAX_JSON_DEPTH } from "@cm/domain";
-import coBody from "co-body";
 import type Koa from "koa";
+import getRawBody from "raw-body";
 import { repeatedBodyCredentials } from "../auth/repeated-credentials";
 import { ApiError } from "../errors/api-error";
-import { BYTES_PER_PARSED_OBJECT, parsedObjectBytes } from "./body-budget";
+import { BYTES_PER_PARSED_OBJECT, DECOMPRESSOR_BYTES, parsedObjectBytes, type BodyReservation } from "./body-budget";
 import { FormBodyError, parseFormBody } from "./form";
 import { scanJson } from "./json-scan";
 
@@ -109,20 +111,69 @@ function deadline(ctx: Koa.Context, ms: number): { expired: Promise<never>; clea
   return { expired, clear: () => clearTimeout(timer) };
 }
 
+const DECOMPRESSORS = new Map<string, () => Transform>([
+  ["gzip", createUnzip],
+  ["deflate", createUnzip],
+  ["br", createBrotliDecompress],
+]);
+
+/**
+ * The body as sent, decompressed as its Content-Encoding says (as co-body's `inflation` does:
+ * another is 415). A decompressor holds its state whatever arrives: held in `reservation` first.
+ */
+function inflated(req: Koa.Context["req"], encoding: string, reservation: BodyReservation): Readable {
+  if (encoding === "identity") return req;
+  const decompressor = DECOMPRESSORS.get(encoding);
+  if (decompressor === undefined) {
+    throw Object.assign(new Error(`Unsupported Content-Encoding: ${encoding}`), { status: 415 });
+  }
+  reservation.take(DECOMPRESSOR_BYTES);
+  return req.pipe(decompressor());
+}
+
+/**
+ * The body's text, at most `maxBytes` inflated (more is 413, and a Content-Length announcing
+ * more is 413 before a byte is read), each chunk held in `reservation` as it arrives.
+ */
+async function readText(ctx: Koa.Context, maxBytes: number, reservation: BodyReservation): Promise<string> {
+  const encoding = ctx.get("content-encoding") || "identity";
+  const length = ctx.get("content-length");
+  const body = reservation.metered(inflated(ctx.req, encoding, reservation));
+  // Where the client goes away, nobody waits for the rest; a compressed body would not end.
+  const aborted = () => {
+    if (!ctx.req.complete) body.destroy(new ApiError(400, { detail: "the request was aborted" }));
+  };
+  ctx.req.once("close", aborted);
+  try {
+    return await getRawBody(body, {
+      limit: maxBytes,
+      encoding: "utf-8",
+      ...(length !== "" && encoding === "identity" ? { length: Number(length) } : {}),
+    });
+  } finally {
+    ctx.req.off("close", aborted);
+    body.destroy();
+  }
+}
+
 /** How a users-API operation reads its body: JSON, whatever the content type says, or as `textTypes` say. */
 export interface UsersApiBody {
-  /** More, after decompression, is 413. */
-  maxBytes: number;
-  /** The 413 of a body past maxBytes, or null when its Content-Length does not say it is one. */
-  declaredTooLarge(ctx: Koa.Context): ApiError | null;
-  /** `credentialFields`: the top-level fields of a JSON body that may hold the credential, found before it is parsed. */
-  read(ctx: Koa.Context, timeoutMs: number, credentialFields: readonly string[]): Promise<IdentifyBodyRead>;
+  /**
+   * `credentialFields`: the top-level fields of a JSON body that may hold the credential, found
+   * before it is parsed. `reservation`: what holds the body's bytes as they arrive.
+   */
+  read(
+    ctx: Koa.Context,
+    timeoutMs: number,
+    credentialFields: readonly string[],
+    reservation: BodyReservation,
+  ): Promise<IdentifyBodyRead>;
 }
 
 const sizeText = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${bytes / 2 ** 10} KiB`);
 
 /**
- * Bodies are read as text (co-body, as Koa's body parser does), and parsed only once what
+ * Bodies are read as text (raw-body, as Koa's body parser does), and parsed only once what
  * parsing costs is held in the budget and the credential is checked: a 5 MiB body of nested
  * arrays parses into 160 MB of objects. `maxDepth`: the deepest nesting of its JSON. `asText`:
  * the content types read otherwise than as JSON (a form, NDJSON), and how.
@@ -137,9 +188,10 @@ function usersApiBody(
     ctx: Koa.Context,
     timeoutMs: number,
     credentialFields: readonly string[],
+    reservation: BodyReservation,
   ): Promise<IdentifyBodyRead> => {
     const slow = deadline(ctx, timeoutMs);
-    const reading = coBody.text(ctx, { limit: maxBytes, encoding: "utf-8" }) as Promise<string>;
+    const reading = readText(ctx, maxBytes, reservation);
     // Cut off, the read fails later, when the connection closes: nobody waits for it then.
     reading.catch(() => {});
     try {
@@ -157,11 +209,7 @@ function usersApiBody(
       slow.clear();
     }
   };
-  const declaredTooLarge = (ctx: Koa.Context) =>
-    Number(ctx.get("content-length")) > maxBytes && ["", "identity"].includes(ctx.get("content-encoding").trim())
-      ? new ApiError(413, { detail: tooLarge })
-      : null;
-  return { maxBytes, declaredTooLarge, read };
+  return { read };
 }
 
 /** A single operation's body: JSON, or a form (docs/integrations.md), of at most 256 KiB. */

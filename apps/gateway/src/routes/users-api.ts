@@ -3,7 +3,7 @@ import { parseOperation, problemText, type IdentifyReply } from "@cm/domain";
 import type Koa from "koa";
 import { authenticateIdentify, bodyCredentials, queryCredentials, type VerifiedToken } from "../auth/authenticate";
 import { IDENTIFY_CREDENTIAL_FIELDS } from "../auth/repeated-credentials";
-import { BodyReservation, declaredBodyBytes, UNVERIFIED } from "../body/body-budget";
+import { BodyReservation, UNVERIFIED } from "../body/body-budget";
 import { OPERATION_BODY, type BodyReading, type UsersApiBody } from "../body/identify-body";
 import type { Access, BodyLimits, Intake, IntakeLogging } from "../deps";
 import { ApiError } from "../errors/api-error";
@@ -98,10 +98,11 @@ async function authorize(
 ): Promise<AuthorizedRequest> {
   const receivedAt = Date.now();
   seen.receivedAt = receivedAt;
-  const read = await format.read(ctx, deps.bodyReadTimeoutMs, places.bodyFields);
+  const read = await format.read(ctx, deps.bodyReadTimeoutMs, places.bodyFields, reservation);
   if (read.ok) seen.text = read.text;
-  // A body cut off for arriving too slowly has no credential to check: the deadline answers.
-  if (!read.ok && read.error instanceof ApiError && read.error.status === 408) throw read.error;
+  // A body cut off for arriving too slowly, or for want of room in the budget, has no credential
+  // to check: the deadline or the budget answers.
+  if (!read.ok && read.error instanceof ApiError && [408, 503].includes(read.error.status)) throw read.error;
   // Nor has a body past its size limit whose credential could only be inside it: a 401 there
   // would be retried for ever by the SDKs, where the size is what the client must change.
   if (!read.ok && outside.length === 0 && read.error instanceof ApiError && read.error.status === 413) {
@@ -111,7 +112,7 @@ async function authorize(
     read.ok && read.credentials !== null
       ? await authenticateIdentify(deps.credentials, [...outside, ...read.credentials], verified)
       : undefined;
-  if (read.ok) reservation.take(ctx, read.parsedBytes);
+  if (read.ok) reservation.take(read.parsedBytes);
   const parsed = read.ok ? read.parse() : read;
   const inBody = parsed.ok ? [...parsed.repeatedCredentials, ...bodyCredentials(parsed.value, places.bodyFields)] : [];
   const authorized = fromText ?? (await authenticateIdentify(deps.credentials, [...outside, ...inBody], verified));
@@ -161,23 +162,13 @@ export function bodyOperation<Reply>(
   const handler: Koa.Middleware = async (ctx) => {
     const outside = places.outside(ctx);
     const { owner, verified } = await bodyOwner(ctx, deps, outside);
-    // Refused before it takes any budget or rate: its size is all the client must change.
-    const tooLarge = format.declaredTooLarge(ctx);
-    if (tooLarge !== null) throw tooLarge;
-    const declared = declaredBodyBytes(ctx, format.maxBytes);
-    if (owner === UNVERIFIED && !deps.unverifiedBodyBytes.tryTake(declared)) {
-      ctx.set("Connection", "close");
-      throw ApiError.overloaded(
-        "bodies with their credential inside arrive faster than UNVERIFIED_BODY_BYTES_PER_SECOND",
-      );
-    }
-    const reservation = new BodyReservation(deps.bodyBudget, owner);
+    const rate = owner === UNVERIFIED ? deps.unverifiedBodyBytes : undefined;
+    const reservation = new BodyReservation(deps.bodyBudget, ctx, owner, rate);
     const seen: IntakeSeen = {
       receivedAt: Date.now(),
       ...(verified ? { projectId: verified.credential.projectId, token: verified.token } : {}),
     };
     try {
-      reservation.take(ctx, declared);
       const reply = await act(await authorize(ctx, deps, reservation, { format, places, outside, verified }, seen));
       ctx.body = reply;
       log.accepted(seen, reply);
