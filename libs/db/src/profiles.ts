@@ -222,11 +222,16 @@ export async function applyProfileWrites(sql: Db, writes: readonly ProfileWrite[
   return { applied: result.count, ignoredTopics: await unknownTopicChoices(sql, writes) };
 }
 
-/** A write's failure, as ProfileTooLarge when it would take a map past its bound (its domain's check, `<domain>_bytes`). */
+/**
+ * A write's failure, as ProfileTooLarge when it would take a map past its bound (its domain's
+ * check, `<domain>_bytes`). Citus relays a shard's error without its constraint's name, which
+ * its message still holds.
+ */
 function namingBoundPassed(error: unknown): never {
   if (error instanceof postgres.PostgresError && error.code === "23514") {
+    const constraint = error.constraint_name ?? /check constraint "([^"]+)"/.exec(error.message)?.[1];
     const map = (Object.keys(BOUNDED_MAPS) as BoundedProfileMap[]).find(
-      (name) => `${BOUNDED_MAPS[name]}_bytes` === error.constraint_name,
+      (name) => `${BOUNDED_MAPS[name]}_bytes` === constraint,
     );
     if (map !== undefined) throw new ProfileTooLarge(map);
   }
