@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWebhookEndpoint } from "@cm/app";
+import { createWebhookEndpoint, rotateProjectCredential } from "@cm/app";
 import { recordWebhookFailure, revokeWebhookEndpoint, type Sql } from "@cm/db";
 import { feedSettled } from "../support/change-feed";
 import { createTestProject, type TestProject } from "../support/project";
@@ -191,6 +191,21 @@ describe("API keys", () => {
     }
   });
 
+  it("lets a key being rotated out neither create keys nor revoke the one that replaced it", async () => {
+    const old = await stack.project.keyWith(["keys:read", "keys:write"]);
+    const { token: rotated } = await rotateProjectCredential({ sql }, { id: keyOf(old), kind: "api_key" }, 600);
+    const successor = keyOf(rotated);
+    // It still reads within its grace, but a leaked key, rotated, must not outlive its rotation.
+    expect((await call("GET", "/keys", old)).status).toBe(200);
+    const created = await call("POST", "/keys", old, { permissions: ["keys:read"] });
+    expect(created).toMatchObject({
+      status: 403,
+      body: { errors: [{ message: expect.stringMatching(/rotated out/) }] },
+    });
+    expect((await call("DELETE", `/keys/${successor}`, old)).status).toBe(403);
+    expect((await call("GET", "/keys", rotated)).status).toBe(200);
+  });
+
   it("lets a key revoke itself", async () => {
     const self = await stack.project.keyWith(["keys:write"]);
     expect((await call("DELETE", `/keys/${keyOf(self)}`, self)).status).toBe(204);
@@ -199,7 +214,7 @@ describe("API keys", () => {
 });
 
 describe("webhooks", () => {
-  it("lists the project's endpoints with their lag and last failure, never a secret or a query value", async () => {
+  it("lists the project's endpoints with their lag and last failure, never a secret or what follows the origin of its URL", async () => {
     const { endpoint, secret } = await newEndpoint(stack.project.id, "https://hooks.example.com/in?token=s3cret", [
       "unsubscribed",
     ]);
@@ -209,7 +224,7 @@ describe("webhooks", () => {
     expect(caughtUp.body.data.map((webhook: { id: string }) => webhook.id)).not.toContain(elsewhere.endpoint.id);
     expect(caughtUp.body.data.find((webhook: { id: string }) => webhook.id === endpoint.id)).toEqual({
       id: endpoint.id,
-      url: "https://hooks.example.com/in?token=***",
+      url: "https://hooks.example.com/***",
       types: ["unsubscribed"],
       state: "active",
       state_changed_at: null,

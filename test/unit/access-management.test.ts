@@ -38,12 +38,14 @@ describe("parseNewApiKey", () => {
 });
 
 describe("shownWebhookUrl", () => {
-  it("hides each query value and shows the rest as stored", () => {
-    expect(shownWebhookUrl("https://hooks.example.com/in")).toBe("https://hooks.example.com/in");
-    expect(shownWebhookUrl("https://hooks.example.com:8443/in/42?token=s3cret&v=2&token=again")).toBe(
-      "https://hooks.example.com:8443/in/42?token=***&v=***&token=***",
+  it("shows the origin only: a receiver's token may be in the path, the query or the fragment", () => {
+    expect(shownWebhookUrl("https://hooks.example.com")).toBe("https://hooks.example.com/");
+    expect(shownWebhookUrl("https://hooks.example.com:8443/in/42?token=s3cret&v=2")).toBe(
+      "https://hooks.example.com:8443/***",
     );
-    expect(shownWebhookUrl("https://e.com/in?flag")).toBe("https://e.com/in?flag=***");
+    expect(shownWebhookUrl("https://hooks.slack.com/services/T0/B0/SECRETPATH")).toBe("https://hooks.slack.com/***");
+    expect(shownWebhookUrl("https://e.com/?SECRETBARE")).toBe("https://e.com/***");
+    expect(shownWebhookUrl("https://e.com/#frag=SECRETFRAG")).toBe("https://e.com/***");
   });
 });
 

@@ -29,6 +29,15 @@ export class PermissionsNotHeld extends Error {
   }
 }
 
+/** A key being rotated out (set to expire) manages no keys. */
+export class KeyBeingRotatedOut extends Error {
+  readonly kind = "key_being_rotated_out";
+
+  constructor() {
+    super("this key is being rotated out (it expires): it creates and revokes no keys; use the key that replaced it");
+  }
+}
+
 /** Only a parked webhook endpoint can be replayed: an active one is being delivered to, a revoked one never again. */
 export class WebhookNotParked extends Error {
   readonly kind = "webhook_not_parked";

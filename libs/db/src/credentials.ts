@@ -80,6 +80,13 @@ export async function findCredential(sql: Db, token: string): Promise<Credential
   };
 }
 
+/** Whether the credential `id` is set to expire (rotated, in its grace): false for one without an expiry. */
+export async function credentialExpires(sql: Db, id: string): Promise<boolean> {
+  const [row] = await sql<{ expires: boolean }[]>`
+    SELECT expires_at IS NOT NULL AS expires FROM credentials WHERE id = ${id}`;
+  return row?.expires ?? false;
+}
+
 /** A project's credentials of one kind, oldest first, those revoked or expired included. */
 export async function listCredentials(sql: Db, projectId: number, kind: CredentialKind): Promise<CredentialSummary[]> {
   return sql<CredentialSummary[]>`

@@ -105,6 +105,34 @@ export async function replicasInSync(connection: RedisConnection): Promise<numbe
   return counts.length === 0 ? 0 : Math.min(...counts);
 }
 
+/** Redis's min-replicas-to-write, or null where CONFIG GET is not allowed (managed services). */
+async function minReplicasToWrite(redis: Redis): Promise<number | null> {
+  try {
+    const [, value] = (await redis.config("GET", "min-replicas-to-write")) as string[];
+    return value === undefined ? null : Number(value);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a primary this connection reaches would refuse a write now, or null: it is a replica
+ * (READONLY: a URL left on a node that was demoted), or it has fewer good replicas than its
+ * min-replicas-to-write (NOREPLICAS).
+ */
+async function writesRefused(connection: RedisConnection): Promise<string | null> {
+  for (const redis of await primariesOf(connection)) {
+    const info = await redis.info("replication");
+    if (!/^role:master\b/m.test(info)) return "the Redis it writes to is a replica: it refuses writes (READONLY)";
+    const good = /^min_slaves_good_slaves:(\d+)/m.exec(info)?.[1];
+    const wanted = good === undefined ? null : await minReplicasToWrite(redis);
+    if (good !== undefined && wanted !== null && Number(good) < wanted) {
+      return `the Redis primary has ${good} good replicas of the ${wanted} its min-replicas-to-write needs: it refuses writes (NOREPLICAS)`;
+    }
+  }
+  return null;
+}
+
 /**
  * A Redis Cluster takes writes while its own state is ok (CLUSTER INFO, as the node asked sees
  * it): with cluster-require-full-coverage yes (Redis's default), not once any slot has no primary.
@@ -116,7 +144,8 @@ async function clusterState(connection: RedisConnection): Promise<string> {
 }
 
 /**
- * For readiness probes: Redis answers (a cluster's state is ok), has room (below 95% of maxmemory, so that traffic moves
+ * For readiness probes: Redis answers (a cluster's state is ok), takes writes (a primary, with
+ * the replicas its min-replicas-to-write needs), has room (below 95% of maxmemory, so that traffic moves
  * elsewhere before writes fail), and, where durability is required, cannot lose jobs; where
  * writes wait for replicas (`replicasAck`), the primary has that many in sync, or every write
  * would wait for them in vain and be answered 503: within seconds of a replica stalling, and
@@ -127,13 +156,15 @@ export async function checkRedisReady(
   mode: RedisDurabilityMode,
   replicasAck = 0,
 ): Promise<void> {
-  const [state, memory, problems, replicas] = await Promise.all([
+  const [state, refused, memory, problems, replicas] = await Promise.all([
     clusterState(redis),
+    writesRefused(redis),
     redisMemoryUse(redis),
     mode === "require" ? redisDurabilityProblems(redis) : Promise.resolve([]),
     replicasAck > 0 ? replicasInSync(redis) : Promise.resolve(0),
   ]);
   if (state !== "ok") throw new NotReady(`the Redis Cluster's state is ${state}`);
+  if (refused !== null) throw new NotReady(refused);
   if (memory >= REDIS_MEMORY_READY_LIMIT) throw new NotReady(`Redis is at ${Math.round(memory * 100)}% of maxmemory`);
   if (problems !== null && problems.length > 0) throw new NotReady("Redis may lose accepted identifies");
   if (replicas < replicasAck) {

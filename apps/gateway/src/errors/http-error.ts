@@ -15,6 +15,7 @@ const ANSWERS: Record<string, (error: NamedError) => ApiError> = {
   invalid_input: (error) => ApiError.unprocessable(error.problems ?? [{ message: error.message }]),
   duplicate_topic_name: (error) => ApiError.conflict(error.message),
   permissions_not_held: (error) => new ApiError(403, { problems: [{ path: "permissions", message: error.message }] }),
+  key_being_rotated_out: (error) => new ApiError(403, { problems: [{ message: error.message }] }),
   webhook_not_parked: (error) => ApiError.conflict(error.message),
   invalid_cursor: (error) => ApiError.invalidQuery([{ path: "query.after", message: error.message }]),
   changes_trimmed: (error) => new ApiError(410, { problems: [{ path: "query.after", message: error.message }] }),

@@ -1,4 +1,4 @@
-import { createApiKey, listProjectCredentials, revokeProjectCredential } from "@cm/app";
+import { createApiKey, listProjectCredentials, requireKeyManager, revokeProjectCredential } from "@cm/app";
 import { bigIdFromPath, parseNewApiKey } from "@cm/domain";
 import type Router from "@koa/router";
 import type { Access, Postgres } from "../deps";
@@ -16,6 +16,7 @@ export function keyRoutes(router: Router<ApiState>, deps: Access & Postgres): vo
   apiRoute(router, deps, ROUTES.createKey, async (ctx) => {
     const { permissions } = parseNewApiKey(ctx.request.body);
     const { credential } = ctx.state;
+    await requireKeyManager(deps, credential.id);
     const key = await createApiKey(deps, credential.projectId, permissions, credential.permissions);
     ctx.status = 201;
     ctx.set("location", `${ctx.path}/${key.id}`);
@@ -25,6 +26,7 @@ export function keyRoutes(router: Router<ApiState>, deps: Access & Postgres): vo
   apiRoute(router, deps, ROUTES.revokeKey, async (ctx) => {
     const id = bigIdFromPath(ctx.params.id);
     if (id === null) throw ApiError.notFound();
+    await requireKeyManager(deps, ctx.state.credential.id);
     await revokeProjectCredential(deps, { id, kind: "api_key", projectId: ctx.state.credential.projectId });
     deps.credentials.forget(id);
     ctx.status = 204;

@@ -794,7 +794,7 @@ export const ROUTES = {
     operationId: "listWebhooks",
     summary: "List the project's webhook endpoints and where each stands",
     description:
-      "Every endpoint, oldest first, revoked ones included: its state, its lag behind the change feed, its last failure. Never a signing secret; the URL's query values show as `***`. Endpoints are created with the admin command line (docs/webhooks.md).",
+      "Every endpoint, oldest first, revoked ones included: its state, its lag behind the change feed, its last failure. Never a signing secret; the URL shows its origin only, what follows as `/***`. Endpoints are created with the admin command line (docs/webhooks.md).",
     responses: { "200": json(webhookList, "The project's webhook endpoints") },
     ...curl("curl http://localhost:3000/api/v2/webhooks -H 'Authorization: Bearer API_KEY'"),
   }),

@@ -1,5 +1,6 @@
 import {
   createCredential,
+  credentialExpires,
   issueCredential,
   listCredentials,
   projectExists,
@@ -9,7 +10,7 @@ import {
 } from "@cm/db";
 import { permissionsNotHeld, type ApiKey, type CredentialKind, type NewApiKey, type Permission } from "@cm/domain";
 import type { Store } from "../deps";
-import { NotFound, PermissionsNotHeld } from "../errors";
+import { KeyBeingRotatedOut, NotFound, PermissionsNotHeld } from "../errors";
 
 // The project's credentials, managed by the API (an API key's keys) and by the ctl (an operator's,
 // identify tokens too) through the same rules.
@@ -45,6 +46,15 @@ export async function createApiKey(
   await existingProject(deps, projectId);
   const { token, credential } = await issueCredential(deps.sql, projectId, "api_key", permissions);
   return { ...credentialResource(credential, Date.now()), api_key: token };
+}
+
+/**
+ * Refuses a key that is being rotated out (KeyBeingRotatedOut) the management of keys: a leaked
+ * key, rotated, could otherwise make itself a successor that never expires within its grace, or
+ * revoke the key that replaced it.
+ */
+export async function requireKeyManager(deps: Store, credentialId: string): Promise<void> {
+  if (await credentialExpires(deps.sql, credentialId)) throw new KeyBeingRotatedOut();
 }
 
 /** One more identify token of the project (its permissions are identify's), shown this once. */

@@ -341,7 +341,7 @@ export interface WebhookFailure {
 /** A webhook endpoint of the project as the webhook list shows it (docs/webhooks.md): never its signing secrets. */
 export interface Webhook {
   id: string;
-  /** Where the changes are posted, each query parameter's value shown as `***`. */
+  /** Where the changes are posted: its origin, what follows shown as `/***`. */
   url: string;
   /** The change types delivered; null: every type. */
   types: ChangeType[] | null;

@@ -44,14 +44,13 @@ export function webhookTypesProblems(types: readonly string[] | null): Problem[]
 }
 
 /**
- * An endpoint's URL as the API shows it: each query parameter's value as `***`, since receivers
- * often take a token there and a key that may read the list need not hold it. A URL never holds a
- * user name or password (webhookUrlProblems); its path is shown as it is.
+ * An endpoint's URL as the API shows it: its origin, and `/***` for whatever follows, since
+ * receivers take their token in the path (Slack's, Discord's, webhook.site's), the query or the
+ * fragment, and a key that may read the list need not hold it. A URL never holds a user name or
+ * password (webhookUrlProblems).
  */
 export function shownWebhookUrl(text: string): string {
   const url = new URL(text);
-  if (url.search === "") return text;
-  const names = [...url.searchParams.keys()];
-  url.search = names.map((name) => `${encodeURIComponent(name)}=***`).join("&");
-  return url.toString();
+  const more = url.pathname !== "/" || url.search !== "" || url.hash !== "";
+  return `${url.origin}/${more ? "***" : ""}`;
 }
