@@ -17,8 +17,11 @@ export const REDIS_CLUSTER_NODES =
 export const REDIS_URL =
   process.env.TEST_REDIS_URL ??
   (REDIS_CLUSTER ? `redis://${REDIS_CLUSTER_NODES.split(",")[0]}` : "redis://127.0.0.1:6379");
-/** Where the test Redis listens (a proxy in front of it dials there). */
-export const REDIS_PORT = Number(new URL(REDIS_URL).port || 6379);
+/**
+ * Where the standalone test Redis listens (TEST_REDIS_URL's, or 6379): a proxy in front of it
+ * dials there, in TEST_REDIS=cluster too, where the tests behind a proxy run on it alone.
+ */
+export const REDIS_PORT = Number(new URL(process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379").port || 6379);
 /** The settings that put a process on the test cluster, in TEST_REDIS=cluster; none otherwise. */
 export const REDIS_CLUSTER_ENV: Record<string, string> = REDIS_CLUSTER
   ? { REDIS_CLUSTER_NODES, INTAKE_QUEUE_SHARDS: process.env.TEST_INTAKE_QUEUE_SHARDS ?? "3" }
