@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordWebhookFailure } from "@cm/db";
 import { openSecret } from "@cm/domain";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { hostAddresses } from "../support/own-addresses-only";
 import { childEnv, testConfig } from "../support/env";
 import { runCtl } from "../support/processes";
 import { createTestProject } from "../support/project";
@@ -74,9 +74,7 @@ describe("ctl webhook", () => {
   it("refuses a URL the worker would refuse, saying why and the setting that allows it, and stores nothing", async () => {
     const allows =
       "WEBHOOK_ALLOW_PRIVATE_NETWORKS=true allows loopback, private-use, shared and unique-local networks and the host's own addresses";
-    const own = Object.values(networkInterfaces())
-      .flatMap((addresses) => addresses ?? [])
-      .find(({ internal, family }) => !internal && family === "IPv4")?.address;
+    const own = hostAddresses().find(({ family }) => family === "IPv4")?.address;
     const refusals: [url: string, stderr: string][] = [
       ["http://10.0.0.1/in", `10.0.0.1 is in 10.0.0.0/8 (private-use); ${allows}`],
       ["http://0x7f.1:8080/in", `127.0.0.1 is in 127.0.0.0/8 (loopback); ${allows}`],

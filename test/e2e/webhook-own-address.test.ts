@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebhookEndpoint } from "@cm/app";
-import { ownAddressesOnly, type ConnectGuard } from "../support/own-addresses-only";
+import { hostAddresses, ownAddressesOnly, type ConnectGuard } from "../support/own-addresses-only";
 import { createTestStack, type TestStack } from "../support/services";
 import { sendAccepted } from "../support/users-api";
 import { waitFor } from "../support/wait";
@@ -50,9 +49,7 @@ afterAll(async () => {
 });
 
 /** A non-loopback IPv4 address of this host (192.0.2.2 here). */
-const own = Object.values(networkInterfaces())
-  .flatMap((addresses) => addresses ?? [])
-  .find(({ internal, family }) => !internal && family === "IPv4")?.address;
+const own = hostAddresses().find(({ family }) => family === "IPv4")?.address;
 
 describe("a webhook worker refusing private networks", () => {
   // A host whose only interface is loopback (a network namespace: the bare machine) has no other address to protect.

@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { networkInterfaces } from "node:os";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { postWebhook, type Resolve } from "@cm/app";
-import { ownAddressesOnly, type ConnectGuard } from "../support/own-addresses-only";
+import { hostAddresses, ownAddressesOnly, type ConnectGuard } from "../support/own-addresses-only";
 
 /**
  * A local receiver answering as `answer` does; what it was sent, and whether its answers were cut
@@ -126,9 +125,8 @@ describe("a webhook POST's addresses, every connection of this process guarded t
     return { resolve, calls };
   };
   /** This host's addresses but loopback and link-local (which need a zone): 192.0.2.2 and fd00::2 here. */
-  const ownAddresses = Object.values(networkInterfaces())
-    .flatMap((addresses) => addresses ?? [])
-    .filter(({ internal, address }) => !internal && !address.startsWith("fe80:"))
+  const ownAddresses = hostAddresses()
+    .filter(({ address }) => !address.startsWith("fe80:"))
     .map(({ address }) => address);
 
   /** Refused as an address of this host, or as in the private range it is in: 192.0.2.2 the one, fd00::2 the other here. */

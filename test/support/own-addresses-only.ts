@@ -1,8 +1,15 @@
-import { constants, networkInterfaces } from "node:os";
+import { constants, networkInterfaces, type NetworkInterfaceInfo } from "node:os";
 
 interface TcpHandle {
   connect(...args: unknown[]): number;
   connect6(...args: unknown[]): number;
+}
+
+/** This host's addresses but loopback: none on a host whose only interface is loopback (a network namespace). */
+export function hostAddresses(): NetworkInterfaceInfo[] {
+  return Object.values(networkInterfaces())
+    .flatMap((addresses) => addresses ?? [])
+    .filter(({ internal }) => !internal);
 }
 
 /** TCP connections the guard let through and those it refused, by address, in order. */
